@@ -1,0 +1,47 @@
+# haloswap: `make bench` (build + standard benchmark) and `make test` (whole suite, both MPIs).
+SHELL := /bin/bash
+JOBS ?= 2
+MPIS ?= openmpi mpich
+BUILD ?= build
+CMAKE_FLAGS ?= -DHS_WERROR=ON
+
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export OMPI_MCA_mpi_yield_when_idle := 1
+export OMPI_MCA_rmaps_base_oversubscribe := 1
+
+mpicc_openmpi := mpicc.openmpi
+mpif90_openmpi := mpif90.openmpi
+mpiexec_openmpi := /usr/bin/mpiexec.openmpi
+mpicc_mpich := mpicc.mpich
+mpif90_mpich := mpif90.mpich
+mpiexec_mpich := /usr/bin/mpiexec.mpich
+
+.PHONY: all deps build test bench clean $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
+
+all: build
+
+deps:
+	@bash tools/install-deps.sh
+
+$(BUILD)/%/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD)/$* $(CMAKE_FLAGS) \
+	  -DMPI_C_COMPILER=$(mpicc_$*) -DMPI_Fortran_COMPILER=$(mpif90_$*) \
+	  -DMPIEXEC_EXECUTABLE=$(mpiexec_$*) >/dev/null
+
+build-%: deps $(BUILD)/%/CMakeCache.txt
+	cmake --build $(BUILD)/$* -j $(JOBS)
+
+build: $(addprefix build-,$(MPIS))
+
+test-%: build-%
+	cd $(BUILD)/$* && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test: $(addprefix test-,$(MPIS))
+	@echo "make test: all suites passed with: $(MPIS)"
+
+bench: build
+	@bash bench/run-standard.sh $(BUILD) $(MPIS)
+
+clean:
+	rm -rf $(BUILD)

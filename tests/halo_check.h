@@ -1,0 +1,195 @@
+/* Shared by the halo tests and the race harness: the value every cell must hold, computed
+ * from its global coordinates, the field and the swap number, and a checker that walks every
+ * halo cell of a field and says which ones must have been written. */
+#ifndef HS_TEST_HALO_CHECK_H
+#define HS_TEST_HALO_CHECK_H
+
+#include "haloswap.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SENTINEL (-1)
+
+typedef struct {
+  hs_type type;
+  hs_layout layout;
+  int halo[3];
+  int alloc[3];
+  ptrdiff_t stride[3]; /* elements */
+  size_t n;            /* elements allocated */
+} tfield;
+
+/* Value of (global cell g, field f, swap s): exact in every element type, never negative. */
+static inline int64_t cell_value(const int g[3], int f, int s, hs_type t) {
+  uint64_t h = (uint64_t)(g[0] + 7) * 1000003u + (uint64_t)(g[1] + 7) * 10007u +
+               (uint64_t)(g[2] + 7) * 101u + (uint64_t)f * 7919u + (uint64_t)s * 104729u;
+  h ^= h >> 13;
+  if (t == HS_FLOAT32 || t == HS_INT32) return (int64_t)(h % (1u << 23));
+  return (int64_t)(h % ((uint64_t)1 << 52));
+}
+
+static inline void tfield_init(tfield *tf, hs_type t, hs_layout lay, const int local[3],
+                               const int halo[3], int ndims) {
+  memset(tf, 0, sizeof *tf);
+  tf->type = t;
+  tf->layout = lay;
+  for (int a = 0; a < 3; a++) {
+    tf->halo[a] = a < ndims ? halo[a] : 0;
+    tf->alloc[a] = (a < ndims ? local[a] : 1) + 2 * tf->halo[a];
+  }
+  if (ndims == 2) {
+    if (lay == HS_LAYOUT_ZFAST) { /* y fastest in 2D */
+      tf->stride[1] = 1;
+      tf->stride[0] = tf->alloc[1];
+    } else {
+      tf->stride[0] = 1;
+      tf->stride[1] = tf->alloc[0];
+    }
+  } else if (lay == HS_LAYOUT_ZFAST) {
+    tf->stride[2] = 1;
+    tf->stride[1] = tf->alloc[2];
+    tf->stride[0] = (ptrdiff_t)tf->alloc[2] * tf->alloc[1];
+  } else if (lay == HS_LAYOUT_XFAST) {
+    tf->stride[0] = 1;
+    tf->stride[1] = tf->alloc[0];
+    tf->stride[2] = (ptrdiff_t)tf->alloc[0] * tf->alloc[1];
+  } else { /* STRIDED: y fastest, then z, then x, with padding between x planes */
+    tf->stride[1] = 1;
+    tf->stride[2] = tf->alloc[1];
+    tf->stride[0] = (ptrdiff_t)tf->alloc[1] * tf->alloc[2] + 3;
+  }
+  tf->n = (size_t)tf->alloc[0] * tf->alloc[1] * tf->alloc[2] + 3 * (size_t)tf->alloc[0];
+}
+
+static inline size_t tfield_index(const tfield *tf, const int i[3]) {
+  size_t k = 0;
+  for (int a = 0; a < 3; a++) k += (size_t)((i[a] + tf->halo[a]) * tf->stride[a]);
+  return k;
+}
+
+static inline void tset(void *data, hs_type t, size_t k, int64_t v) {
+  switch (t) {
+  case HS_FLOAT64: ((double *)data)[k] = (double)v; break;
+  case HS_FLOAT32: ((float *)data)[k] = (float)v; break;
+  case HS_INT32: ((int32_t *)data)[k] = (int32_t)v; break;
+  default: ((int64_t *)data)[k] = v; break;
+  }
+}
+
+static inline int64_t tget(const void *data, hs_type t, size_t k) {
+  switch (t) {
+  case HS_FLOAT64: return (int64_t)((const double *)data)[k];
+  case HS_FLOAT32: return (int64_t)((const float *)data)[k];
+  case HS_INT32: return ((const int32_t *)data)[k];
+  default: return ((const int64_t *)data)[k];
+  }
+}
+
+/* Geometry a checker needs: the decomposition and what the plan swaps. */
+typedef struct {
+  int ndims;
+  int local[3], offset[3], global[3], periodic[3];
+  int depth[3];
+  hs_stencil stencil;
+  hs_oneway oneway;
+  int oneway_axis;
+} tgeom;
+
+static inline void tgeom_from(tgeom *g, hs_decomp d, const hs_plan_desc *pd) {
+  memset(g, 0, sizeof *g);
+  g->ndims = hs_decomp_ndims(d);
+  for (int a = 0; a < 3; a++) {
+    g->local[a] = a < g->ndims ? hs_decomp_local_extent(d, a) : 1;
+    g->offset[a] = a < g->ndims ? hs_decomp_global_offset(d, a) : 0;
+    g->global[a] = a < g->ndims ? hs_decomp_global_extent(d, a) : 1;
+    g->periodic[a] = a < g->ndims ? hs_decomp_periodic(d, a) : 0;
+    g->depth[a] = pd->depth[a];
+  }
+  g->stencil = pd->stencil;
+  g->oneway = pd->oneway;
+  g->oneway_axis = pd->oneway_axis;
+}
+
+/* Fill the interior with the values of swap s; optionally set every halo cell to SENTINEL. */
+static inline void tfield_fill(const tfield *tf, void *data, const tgeom *g, int f, int s,
+                               int reset_halo) {
+  int i[3];
+  for (i[0] = -tf->halo[0]; i[0] < g->local[0] + tf->halo[0]; i[0]++)
+    for (i[1] = -tf->halo[1]; i[1] < g->local[1] + tf->halo[1]; i[1]++)
+      for (i[2] = -tf->halo[2]; i[2] < g->local[2] + tf->halo[2]; i[2]++) {
+        int interior = 1, gc[3];
+        for (int a = 0; a < 3; a++) {
+          if (i[a] < 0 || i[a] >= g->local[a]) interior = 0;
+          gc[a] = g->offset[a] + i[a];
+        }
+        size_t k = tfield_index(tf, i);
+        if (interior)
+          tset(data, tf->type, k, cell_value(gc, f, s, tf->type));
+        else if (reset_halo)
+          tset(data, tf->type, k, SENTINEL);
+      }
+}
+
+/* Expected value of local cell i after swap s: returns 1 and sets *want if the swap must
+ * have written it (interior cells: their own value), 0 if it must be left untouched. */
+static inline int expected(const tgeom *g, const int i[3], int f, int s, hs_type t,
+                           int64_t *want) {
+  int gc[3], outside = 0, interior = 1;
+  for (int a = 0; a < 3; a++) {
+    gc[a] = g->offset[a] + i[a];
+    int lo = i[a] < 0, hi = i[a] >= g->local[a];
+    if (lo || hi) {
+      interior = 0;
+      outside++;
+      if (a >= g->ndims) return 0;
+      int d = lo ? -i[a] : i[a] - g->local[a] + 1; /* 1..halo */
+      if (d > g->depth[a]) return 0;
+      if (g->oneway != HS_ONEWAY_NONE) {
+        if (a != g->oneway_axis) return 0;
+        if (g->oneway == HS_ONEWAY_LOWER && !hi) return 0;
+        if (g->oneway == HS_ONEWAY_UPPER && !lo) return 0;
+      }
+      if (gc[a] < 0 || gc[a] >= g->global[a]) {
+        if (!g->periodic[a]) return 0;
+        gc[a] = (gc[a] + g->global[a]) % g->global[a];
+      }
+    }
+  }
+  if (!interior && g->stencil == HS_STENCIL_STAR && outside > 1) return 0;
+  *want = cell_value(gc, f, s, t);
+  return 1;
+}
+
+/* Check every cell of a field after swap s; prev_s is what an untouched halo cell may hold
+ * (SENTINEL or an older swap's value is wrong only where the cell must be written).
+ * Returns the number of wrong cells and prints the first few. */
+static inline long tfield_check(const tfield *tf, const void *data, const tgeom *g, int f, int s,
+                                const char *what, int rank, int untouched_sentinel) {
+  long bad = 0;
+  int i[3];
+  for (i[0] = -tf->halo[0]; i[0] < g->local[0] + tf->halo[0]; i[0]++)
+    for (i[1] = -tf->halo[1]; i[1] < g->local[1] + tf->halo[1]; i[1]++)
+      for (i[2] = -tf->halo[2]; i[2] < g->local[2] + tf->halo[2]; i[2]++) {
+        int64_t want = 0, got = tget(data, tf->type, tfield_index(tf, i));
+        int must = expected(g, i, f, s, tf->type, &want);
+        if (!must) {
+          if (!untouched_sentinel) continue;
+          want = SENTINEL;
+        }
+        if (got != want) {
+          if (bad < 5)
+            fprintf(stderr,
+                    "[rank %d] %s: field %d swap %d cell (%d,%d,%d) global (%d,%d,%d): got %lld "
+                    "want %lld%s\n",
+                    rank, what, f, s, i[0], i[1], i[2], g->offset[0] + i[0],
+                    g->offset[1] + i[1], g->offset[2] + i[2], (long long)got, (long long)want,
+                    must ? "" : " (must stay untouched)");
+          bad++;
+        }
+      }
+  return bad;
+}
+
+#endif

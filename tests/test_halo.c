@@ -1,0 +1,263 @@
+/* Transport-equivalence test: every registered transport, on every configuration below, must
+ * fill every halo cell with the value computed from its global coordinates, leave every other
+ * cell untouched, and so give the same bits as every other transport.
+ * Usage: test_halo [--transport NAME[,NAME...]] [--swaps N] [--verbose] */
+#include "halo_check.h"
+#include "haloswap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  int ndims;
+  int global[3], procs[3], periodic[3];
+  int depth[3];
+  int halo_extra;      /* allocated halo beyond depth */
+  hs_stencil stencil;
+  hs_oneway oneway;
+  int oneway_axis;
+  int nfields;
+  int types;           /* 0: all float64; 1: cycle f64,f32,i32,i64 */
+  int layouts;         /* 0: ZFAST; 1: XFAST; 2: cycle ZFAST, XFAST, STRIDED */
+  int per_swap_arrays; /* swap alternately with a second set of arrays */
+  int callbacks;       /* odd fields go through pack/unpack hooks */
+} config;
+
+static const config configs[] = {
+    /* MONC: 2D decomposition of x,y, z whole, box, depth 2, Fortran field(z,y,x). */
+    {"monc-box-d2", 3, {13, 11, 6}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 3, 0, 0, 0, 0},
+    /* BRAMS: star (5-point), depth 1, many fields, C layout. */
+    {"brams-star-d1", 3, {12, 9, 4}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_STAR, 0, 0, 8, 0, 1, 0, 0},
+    /* Walled x, periodic y, depth 3, mixed types. */
+    {"walled-x-d3-mixed", 3, {14, 13, 3}, {0, 0, 1}, {0, 1, 0}, {3, 3, 0}, 0, HS_STENCIL_BOX, 0, 0, 4, 1, 0, 0, 0},
+    /* 3D decomposition, all periodic, 26 neighbours, mixed layouts and types. */
+    {"3d-box-d1-layouts", 3, {7, 6, 5}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 0, HS_STENCIL_BOX, 0, 0, 3, 1, 2, 0, 0},
+    /* 3D decomposition, star, walled z. */
+    {"3d-star-d2-walledz", 3, {9, 8, 6}, {0, 0, 0}, {1, 1, 0}, {2, 2, 2}, 0, HS_STENCIL_STAR, 0, 0, 2, 1, 1, 0, 0},
+    /* 2D grid, walled everywhere, depth 2, box. */
+    {"2d-walled-box-d2", 2, {17, 15, 1}, {0, 0, 0}, {0, 0, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 2, 1, 0, 0, 0},
+    /* 2D grid, periodic, star, XFAST. */
+    {"2d-periodic-star-d1", 2, {10, 9, 1}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_STAR, 0, 0, 2, 0, 1, 0, 0},
+    /* 1xN and Nx1 process grids (duplicate neighbours along the whole axis). */
+    {"1xN-box-d2", 3, {5, 19, 4}, {1, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 2, 0, 0, 0, 0},
+    {"Nx1-box-d1", 3, {19, 5, 4}, {0, 1, 1}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_BOX, 0, 0, 2, 1, 1, 0, 0},
+    /* MONC solver: depth 1 swap of arrays allocated with halo 2, no corners. */
+    {"solver-d1-in-h2", 3, {13, 11, 5}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, 1, HS_STENCIL_STAR, 0, 0, 1, 0, 0, 0, 0},
+    /* One-direction swaps (MONC TVD). */
+    {"oneway-lower-x", 3, {13, 11, 4}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, HS_ONEWAY_LOWER, 0, 2, 0, 0, 0, 0},
+    {"oneway-upper-y-walled", 3, {13, 11, 4}, {0, 0, 1}, {1, 0, 0}, {1, 1, 0}, 0, HS_STENCIL_BOX, HS_ONEWAY_UPPER, 1, 2, 1, 1, 0, 0},
+    /* Arrays given anew at each swap (MONC source_data). */
+    {"per-swap-arrays", 3, {12, 10, 4}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 2, 1, 0, 1, 0},
+    /* MONC policy hooks: pack/unpack callbacks for some fields. */
+    {"policy-callbacks", 3, {12, 10, 4}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 4, 0, 0, 0, 1},
+    /* 64 fields in one plan. */
+    {"64-fields", 3, {9, 9, 2}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_BOX, 0, 0, 64, 1, 0, 0, 0},
+    /* Depth 4, the maximum. */
+    {"depth4", 3, {27, 26, 2}, {0, 0, 1}, {1, 1, 0}, {4, 4, 0}, 0, HS_STENCIL_BOX, 0, 0, 1, 0, 0, 0, 0},
+};
+
+/* --- policy-hook fields: data lives in a private array; hooks copy boxes in ZFAST order. */
+typedef struct {
+  const tfield *tf;
+  void *data;
+} hook_ctx;
+
+static void hook_pack(void *ctx, const hs_region *r, void *buf) {
+  hook_ctx *h = ctx;
+  size_t e = hs_type_size(h->tf->type), n = 0;
+  int i[3];
+  for (i[0] = r->lo[0]; i[0] < r->lo[0] + r->count[0]; i[0]++)
+    for (i[1] = r->lo[1]; i[1] < r->lo[1] + r->count[1]; i[1]++)
+      for (i[2] = r->lo[2]; i[2] < r->lo[2] + r->count[2]; i[2]++, n++)
+        memcpy((char *)buf + n * e, (char *)h->data + tfield_index(h->tf, i) * e, e);
+}
+
+static void hook_unpack(void *ctx, const hs_region *r, const void *buf) {
+  hook_ctx *h = ctx;
+  size_t e = hs_type_size(h->tf->type), n = 0;
+  int i[3];
+  for (i[0] = r->lo[0]; i[0] < r->lo[0] + r->count[0]; i[0]++)
+    for (i[1] = r->lo[1]; i[1] < r->lo[1] + r->count[1]; i[1]++)
+      for (i[2] = r->lo[2]; i[2] < r->lo[2] + r->count[2]; i[2]++, n++)
+        memcpy((char *)h->data + tfield_index(h->tf, i) * e, (const char *)buf + n * e, e);
+}
+
+static const hs_type type_cycle[4] = {HS_FLOAT64, HS_FLOAT32, HS_INT32, HS_INT64};
+static const hs_layout layout_cycle[3] = {HS_LAYOUT_ZFAST, HS_LAYOUT_XFAST, HS_LAYOUT_STRIDED};
+
+/* Runs one configuration on one transport; returns the number of wrong cells (all ranks). */
+static long run_config(const config *c, const char *transport, int nswaps, int verbose) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.ndims = c->ndims;
+  for (int a = 0; a < 3; a++) {
+    dd.global[a] = c->global[a];
+    dd.procs[a] = c->procs[a];
+    dd.periodic[a] = c->periodic[a];
+  }
+  hs_decomp d;
+  int rc = hs_decomp_create(MPI_COMM_WORLD, &dd, &d);
+  if (rc != HS_OK) {
+    /* A rank count that cannot decompose this grid is skipped the same way on every rank. */
+    if (verbose && rank == 0) printf("  skip %s: %s\n", c->name, hs_error_message());
+    return 0;
+  }
+  int local[3], halo[3];
+  for (int a = 0; a < 3; a++) {
+    local[a] = a < c->ndims ? hs_decomp_local_extent(d, a) : 1;
+    halo[a] = a < c->ndims ? c->depth[a] + c->halo_extra : 0;
+  }
+  int nf = c->nfields;
+  tfield *tf = calloc((size_t)nf, sizeof *tf);
+  void **data = calloc((size_t)nf, sizeof *data), **alt = calloc((size_t)nf, sizeof *alt);
+  hs_field *fields = calloc((size_t)nf, sizeof *fields);
+  hook_ctx *hooks = calloc((size_t)nf, sizeof *hooks);
+  for (int f = 0; f < nf; f++) {
+    hs_type t = c->types ? type_cycle[f % 4] : HS_FLOAT64;
+    hs_layout l = c->layouts == 0 ? HS_LAYOUT_ZFAST
+                  : c->layouts == 1 ? HS_LAYOUT_XFAST
+                                    : layout_cycle[f % 3];
+    tfield_init(&tf[f], t, l, local, halo, c->ndims);
+    data[f] = calloc(tf[f].n, hs_type_size(t));
+    alt[f] = calloc(tf[f].n, hs_type_size(t));
+    fields[f] = hs_field_array(t, data[f], l, 0);
+    for (int a = 0; a < 3; a++) {
+      fields[f].halo[a] = tf[f].halo[a];
+      fields[f].stride[a] = tf[f].stride[a];
+    }
+    if (c->callbacks && f % 2 == 1) {
+      hooks[f].tf = &tf[f];
+      hooks[f].data = data[f];
+      fields[f].pack = hook_pack;
+      fields[f].unpack = hook_unpack;
+      fields[f].ctx = &hooks[f];
+    }
+  }
+  hs_plan_desc pd;
+  hs_plan_desc_init(&pd);
+  for (int a = 0; a < 3; a++) pd.depth[a] = c->depth[a];
+  pd.stencil = c->stencil;
+  pd.oneway = c->oneway;
+  pd.oneway_axis = c->oneway_axis;
+  pd.nfields = nf;
+  pd.fields = fields;
+  pd.transport_name = transport;
+  tgeom g;
+  tgeom_from(&g, d, &pd);
+  for (int f = 0; f < nf; f++) {
+    tfield_fill(&tf[f], data[f], &g, f, 0, 1);
+    tfield_fill(&tf[f], alt[f], &g, f, 0, 1);
+  }
+  hs_plan p;
+  long bad = 0;
+  rc = hs_plan_create(d, &pd, &p);
+  if (rc != HS_OK) {
+    if (rank == 0)
+      fprintf(stderr, "FAIL %s on %s: plan creation: %s\n", c->name, transport,
+              hs_error_message());
+    bad = 1;
+    goto done;
+  }
+  for (int s = 0; s < nswaps && bad == 0; s++) {
+    int use_alt = c->per_swap_arrays && (s % 2 == 1);
+    void **cur = use_alt ? alt : data;
+    for (int f = 0; f < nf; f++) tfield_fill(&tf[f], cur[f], &g, f, s, 0);
+    rc = use_alt ? hs_swap_start(p, alt) : hs_swap_start(p, NULL);
+    if (rc == HS_OK) rc = use_alt ? hs_swap_complete(p, alt) : hs_swap_complete(p, NULL);
+    if (rc != HS_OK) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: swap %d: %s\n", rank, c->name, transport, s,
+              hs_error_message());
+      bad++;
+      break;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%s/%s%s", c->name, transport, use_alt ? " (per-swap arrays)" : "");
+    for (int f = 0; f < nf; f++) bad += tfield_check(&tf[f], cur[f], &g, f, s, what, rank, 1);
+    if (use_alt) {
+      /* The registered arrays must be left alone by a swap of other arrays: their halos still
+       * hold the previous swap's values. */
+      for (int f = 0; f < nf; f++) bad += tfield_check(&tf[f], data[f], &g, f, s - 1, "registered arrays untouched", rank, 1);
+    }
+    long all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    bad = all;
+  }
+  hs_plan_stats st;
+  hs_plan_get_stats(p, &st);
+  if (bad == 0 && st.swaps != (uint64_t)nswaps) {
+    fprintf(stderr, "[rank %d] FAIL %s on %s: stats.swaps = %llu, want %d\n", rank, c->name,
+            transport, (unsigned long long)st.swaps, nswaps);
+    bad = 1;
+  }
+  if (hs_plan_free(&p) != HS_OK || p != NULL) bad++;
+done:
+  for (int f = 0; f < nf; f++) {
+    free(data[f]);
+    free(alt[f]);
+  }
+  free(tf);
+  free(data);
+  free(alt);
+  free(fields);
+  free(hooks);
+  hs_decomp_free(&d);
+  long all = 0;
+  MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return all;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *only = NULL;
+  int nswaps = 4, verbose = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--transport") && i + 1 < argc)
+      only = argv[++i];
+    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
+      nswaps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--verbose"))
+      verbose = 1;
+    else {
+      if (rank == 0) fprintf(stderr, "test_halo: unknown argument '%s'\n", argv[i]);
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  int passed = 0, failed = 0, skipped = 0;
+  int nconf = (int)(sizeof configs / sizeof configs[0]);
+  for (int t = 0; t < hs_transport_count(); t++) {
+    const char *name = hs_transport_name(t);
+    if (only) {
+      char buf[256];
+      snprintf(buf, sizeof buf, ",%s,", only);
+      char key[80];
+      snprintf(key, sizeof key, ",%s,", name);
+      if (!strstr(buf, key)) continue;
+    }
+    char why[256];
+    if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK) {
+      if (rank == 0) printf("transport %s: not usable here (%s)\n", name, why);
+      skipped++;
+      continue;
+    }
+    for (int c = 0; c < nconf; c++) {
+      long bad = run_config(&configs[c], name, nswaps, verbose);
+      if (bad) failed++;
+      else passed++;
+      if (rank == 0 && (bad || verbose))
+        printf("%s %-24s on %-12s at %d ranks (%ld wrong cells)\n", bad ? "FAIL" : "ok  ",
+               configs[c].name, name, size, bad);
+    }
+  }
+  if (rank == 0) printf("test_halo at %d ranks: %d passed, %d failed\n", size, passed, failed);
+  (void)skipped;
+  MPI_Finalize();
+  return failed ? 1 : (passed ? 0 : 1);
+}

@@ -89,6 +89,14 @@ int hs_decomp_coord(hs_decomp d, int axis);
 int hs_decomp_periodic(hs_decomp d, int axis);
 MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d) */
 
+/* ---------------------------------------------------------------- field memory */
+/* Allocate `bytes` for a field in memory that ranks on the same node can address directly
+ * (an MPI-3 shared window), so the shm transport can fill a halo with one copy straight from
+ * the neighbour's field. Collective over the decomposition's communicator; every rank calls
+ * it for the same fields in the same order (sizes may differ). Free with hs_free. */
+int hs_alloc(hs_decomp d, size_t bytes, void **ptr);
+int hs_free(hs_decomp d, void *ptr); /* collective, in the same order as hs_alloc */
+
 /* ---------------------------------------------------------------- fields */
 typedef struct {
   int field;                  /* index in the plan */

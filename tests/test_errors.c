@@ -1,2 +1,256 @@
-#include <mpi.h>
-int main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}
+/* Error paths: every bad input returns its error code on every rank (no hang), with a message
+ * that names the argument, its value and the limit. Inputs that are bad on one rank only must
+ * fail on all ranks. */
+#define _POSIX_C_SOURCE 200809L
+#include "haloswap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, passed, failed;
+
+/* Every rank must see `want` and a message containing `needle`. */
+static void expect(const char *what, int rc, int want, const char *needle) {
+  int ok = (rc == want) && (!needle || strstr(hs_error_message(), needle) != NULL);
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!ok)
+    fprintf(stderr, "[rank %d] %s: got %s '%s', want %s containing '%s'\n", rank, what,
+            hs_status_name(rc), hs_error_message(), hs_status_name(want), needle ? needle : "");
+  if (all) passed++;
+  else failed++;
+}
+
+static hs_decomp make_decomp(int nx, int ny) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = nx;
+  dd.global[1] = ny;
+  dd.global[2] = 4;
+  hs_decomp d = NULL;
+  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
+    fprintf(stderr, "make_decomp failed: %s\n", hs_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return d;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int last = size - 1;
+  hs_decomp_desc dd;
+  hs_decomp d;
+
+  /* ---- decomposition */
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  dd.procs[0] = size + 1;
+  dd.procs[1] = 1;
+  expect("procs do not match the communicator", hs_decomp_create(MPI_COMM_WORLD, &dd, &d),
+         HS_ERR_ARG, "communicator size");
+
+  hs_decomp_desc_init(&dd);
+  dd.ndims = 4;
+  expect("ndims out of range", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
+         "ndims = 4, must be 2 or 3");
+
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = 1;
+  dd.global[1] = 8;
+  dd.global[2] = 2;
+  dd.procs[0] = size;
+  dd.procs[1] = 1;
+  expect("more ranks than points", hs_decomp_create(MPI_COMM_WORLD, &dd, &d),
+         size > 1 ? HS_ERR_ARG : HS_OK, size > 1 ? "exceeds global[0] = 1" : NULL);
+  if (size == 1) hs_decomp_free(&d);
+
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  if (rank == last) dd.global[2] = 0; /* bad on one rank only */
+  expect("bad extent on one rank", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
+         "global[2] = 0, must be >= 1");
+
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  if (rank == last) dd.global[0] = 9; /* valid alone, inconsistent across ranks */
+  expect("ranks disagree on the grid", hs_decomp_create(MPI_COMM_WORLD, &dd, &d),
+         size > 1 ? HS_ERR_MISMATCH : HS_OK, size > 1 ? "disagree on global[0]" : NULL);
+  if (size == 1) hs_decomp_free(&d);
+
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  dd.cart = MPI_COMM_WORLD;
+  expect("cart is not Cartesian", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
+         "not a Cartesian communicator");
+
+  /* An existing Cartesian communicator is accepted and its shape used. */
+  {
+    int dims[2] = {0, 0}, per[2] = {1, 0};
+    MPI_Dims_create(size, 2, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, per, 0, &cart);
+    hs_decomp_desc_init(&dd);
+    dd.ndims = 2;
+    dd.global[0] = dd.global[1] = 12;
+    dd.cart = cart;
+    int rc = hs_decomp_create(MPI_COMM_WORLD, &dd, &d);
+    expect("existing Cartesian communicator", rc, HS_OK, NULL);
+    if (rc == HS_OK) {
+      int ok = hs_decomp_procs(d, 0) == dims[0] && hs_decomp_periodic(d, 1) == 0;
+      expect("existing Cartesian communicator: shape", ok ? HS_OK : HS_ERR_INTERNAL, HS_OK, NULL);
+      hs_decomp_free(&d);
+    }
+    MPI_Comm_free(&cart);
+  }
+
+  /* ---- plans */
+  d = make_decomp(16, 12);
+  int nx = hs_decomp_local_extent(d, 0), ny = hs_decomp_local_extent(d, 1);
+  size_t n = (size_t)(nx + 4) * (ny + 4) * 4;
+  double *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+  hs_field f[2] = {hs_field_array(HS_FLOAT64, a, HS_LAYOUT_ZFAST, 2),
+                   hs_field_array(HS_FLOAT64, b, HS_LAYOUT_ZFAST, 2)};
+  f[0].halo[2] = f[1].halo[2] = 0;
+  hs_plan_desc pd;
+  hs_plan p = NULL;
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 0;
+  pd.fields = f;
+  expect("zero fields", hs_plan_create(d, &pd, &p), HS_ERR_ARG, "nfields = 0, must be 1..");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.depth[0] = 5;
+  expect("depth above the maximum", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "depth[0] = 5, must be 0..4");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.depth[2] = 1;
+  expect("depth on an axis with no halo", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "fields[0].halo[2] = 0 is smaller than depth[2] = 1");
+
+  {
+    hs_decomp thin;
+    hs_decomp_desc_init(&dd);
+    dd.global[0] = 2 * size;
+    dd.global[1] = 8;
+    dd.global[2] = 2;
+    dd.procs[0] = size;
+    dd.procs[1] = 1;
+    hs_decomp_create(MPI_COMM_WORLD, &dd, &thin);
+    double *t = calloc((size_t)(2 + 8) * (8 + 8) * 2, sizeof *t);
+    hs_field tf = hs_field_array(HS_FLOAT64, t, HS_LAYOUT_ZFAST, 4);
+    tf.halo[2] = 0;
+    hs_plan_desc_init(&pd);
+    pd.nfields = 1;
+    pd.fields = &tf;
+    pd.depth[0] = pd.depth[1] = 3;
+    expect("depth larger than a local extent", hs_plan_create(thin, &pd, &p), HS_ERR_ARG,
+           "depth[0] = 3 is larger than the local extent 2");
+    free(t);
+    hs_decomp_free(&thin);
+  }
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 2;
+  pd.fields = f;
+  hs_field fnull[2] = {f[0], f[1]};
+  if (rank == last) fnull[1].data = NULL;
+  pd.fields = fnull;
+  expect("NULL array on one rank", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "fields[1].data is NULL");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.transport_name = "nosuch";
+  expect("unknown transport name", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "unknown transport 'nosuch' (built: p2p");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.transport = (hs_transport_id)99;
+  expect("transport enum out of range", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "transport = 99 is not an hs_transport_id");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.transport_name = "p2p:persistnet=1";
+  expect("unknown transport option", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "has no option 'persistnet' (options: persistent)");
+
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  setenv("HALOSWAP_TRANSPORT", "nosuch-env", 1);
+  expect("HALOSWAP_TRANSPORT names an unknown transport", hs_plan_create(d, &pd, &p),
+         HS_ERR_ARG, "unknown transport 'nosuch-env'");
+  unsetenv("HALOSWAP_TRANSPORT");
+
+  if (size > 1) {
+    hs_plan_desc_init(&pd);
+    pd.fields = f;
+    pd.nfields = rank == 0 ? 2 : 1;
+    expect("plans differ across ranks (nfields)", hs_plan_create(d, &pd, &p), HS_ERR_MISMATCH,
+           "disagree on nfields (values from 1 to 2)");
+
+    hs_plan_desc_init(&pd);
+    pd.fields = f;
+    pd.nfields = 1;
+    pd.stencil = rank == 0 ? HS_STENCIL_STAR : HS_STENCIL_BOX;
+    expect("plans differ across ranks (stencil)", hs_plan_create(d, &pd, &p), HS_ERR_MISMATCH,
+           "disagree on stencil");
+
+    hs_plan_desc_init(&pd);
+    pd.fields = f;
+    pd.nfields = 1;
+    pd.transport_name = rank == 0 ? "p2p:persistent=0" : "p2p";
+    expect("plans differ across ranks (options)", hs_plan_create(d, &pd, &p), HS_ERR_MISMATCH,
+           "disagree on the transport options");
+  }
+
+  /* ---- swap state */
+  hs_plan_desc_init(&pd);
+  pd.nfields = 2;
+  pd.fields = f;
+  pd.depth[0] = pd.depth[1] = 2;
+  int rc = hs_plan_create(d, &pd, &p);
+  expect("valid plan", rc, HS_OK, NULL);
+  if (rc == HS_OK) {
+    expect("complete without start", hs_swap_complete(p, NULL), HS_ERR_STATE,
+           "no swap was started");
+    expect("start", hs_swap_start(p, NULL), HS_OK, NULL);
+    expect("start twice", hs_swap_start(p, NULL), HS_ERR_STATE, "already in progress");
+    expect("free during a swap", hs_plan_free(&p), HS_ERR_STATE, "in progress");
+    expect("complete", hs_swap_complete(p, NULL), HS_OK, NULL);
+    void *arrays[2] = {NULL, NULL};
+    expect("per-swap arrays with NULL entries keep the registered ones", hs_swap(p, arrays),
+           HS_OK, NULL);
+    hs_plan_stats st;
+    hs_plan_get_stats(p, &st);
+    expect("stats count swaps", st.swaps == 2 ? HS_OK : HS_ERR_INTERNAL, HS_OK, NULL);
+    expect("free", hs_plan_free(&p), HS_OK, NULL);
+    expect("free sets the handle to NULL", p == NULL ? HS_OK : HS_ERR_INTERNAL, HS_OK, NULL);
+  }
+  expect("NULL plan", hs_swap_start(NULL, NULL), HS_ERR_ARG, "plan is NULL");
+
+  free(a);
+  free(b);
+  hs_decomp_free(&d);
+  if (rank == 0) printf("test_errors at %d ranks: %d passed, %d failed\n", size, passed, failed);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}

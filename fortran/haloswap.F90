@@ -1,0 +1,385 @@
+! haloswap Fortran 2008 module: MONC-style halo swapping on field(z,y,x) arrays.
+! Axes in this API are x = 1, y = 2, z = 3 (as in the C API, 1-based); arrays are passed
+! directly (no copies): they must be contiguous (allocatable or explicit-shape arrays are).
+module haloswap
+  use, intrinsic :: iso_c_binding
+  use mpi_f08, only: MPI_Comm
+  implicit none
+  private
+
+  integer, parameter, public :: HALOSWAP_OK = 0, HALOSWAP_ERR_ARG = 1, HALOSWAP_ERR_MISMATCH = 2, &
+       HALOSWAP_ERR_STATE = 3, HALOSWAP_ERR_NOMEM = 4, HALOSWAP_ERR_MPI = 5, &
+       HALOSWAP_ERR_UNAVAILABLE = 6, HALOSWAP_ERR_INTERNAL = 7
+  integer, parameter, public :: HALOSWAP_X = 1, HALOSWAP_Y = 2, HALOSWAP_Z = 3
+  integer, parameter, public :: HALOSWAP_ONEWAY_NONE = 0, HALOSWAP_ONEWAY_LOWER = 1, &
+       HALOSWAP_ONEWAY_UPPER = 2
+  integer(c_int), parameter :: T_F64 = 0, T_F32 = 1, T_I32 = 2, T_I64 = 3
+
+  type, public :: haloswap_decomposition
+     type(c_ptr) :: ptr = c_null_ptr
+  end type haloswap_decomposition
+
+  !> One field: a contiguous array including its halo, field(z,y,x) (or field(y,x) in 2D).
+  type, public :: haloswap_field
+     type(c_ptr) :: data = c_null_ptr
+     integer(c_int) :: kind = -1
+     integer(c_int) :: extents(3) = 1   ! allocated extents in axis order x, y, z
+  end type haloswap_field
+
+  !> State of one kind of swap (MONC's halo_communication_type).
+  type, public :: halo_communication_type
+     type(c_ptr) :: plan = c_null_ptr
+     integer :: nfields = 0
+     logical :: swap_in_progress = .false.
+  end type halo_communication_type
+
+  interface haloswap_field
+     module procedure field_f64_3, field_f32_3, field_i32_3, field_i64_3
+     module procedure field_f64_2, field_f32_2, field_i32_2, field_i64_2
+  end interface haloswap_field
+
+  public :: haloswap_decomposition_create, haloswap_decomposition_free, haloswap_local_extent, &
+       haloswap_global_offset, haloswap_procs, haloswap_coord, init_halo_communication, &
+       initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
+       finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
+       haloswap_transport_name
+
+  interface
+     integer(c_int) function c_decomp_create(comm, ndims, global, procs, periodic, out) &
+          bind(c, name="hs_f_decomp_create")
+       import :: c_int, c_ptr
+       integer(c_int), value :: comm, ndims
+       integer(c_int), intent(in) :: global(*), procs(*), periodic(*)
+       type(c_ptr), intent(out) :: out
+     end function c_decomp_create
+     integer(c_int) function c_decomp_free(d) bind(c, name="hs_f_decomp_free")
+       import :: c_int, c_ptr
+       type(c_ptr), intent(inout) :: d
+     end function c_decomp_free
+     integer(c_int) function c_local_extent(d, axis) bind(c, name="hs_f_local_extent")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: d
+       integer(c_int), value :: axis
+     end function c_local_extent
+     integer(c_int) function c_global_offset(d, axis) bind(c, name="hs_f_global_offset")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: d
+       integer(c_int), value :: axis
+     end function c_global_offset
+     integer(c_int) function c_procs(d, axis) bind(c, name="hs_f_procs")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: d
+       integer(c_int), value :: axis
+     end function c_procs
+     integer(c_int) function c_coord(d, axis) bind(c, name="hs_f_coord")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: d
+       integer(c_int), value :: axis
+     end function c_coord
+     integer(c_int) function c_plan_create(d, nfields, types, datas, shapes, depth, stencil, &
+          oneway, axis, transport, out) bind(c, name="hs_f_plan_create")
+       import :: c_int, c_ptr, c_char
+       type(c_ptr), value :: d
+       integer(c_int), value :: nfields, stencil, oneway, axis
+       integer(c_int), intent(in) :: types(*), shapes(*), depth(*)
+       type(c_ptr), intent(in) :: datas(*)
+       character(kind=c_char), intent(in) :: transport(*)
+       type(c_ptr), intent(out) :: out
+     end function c_plan_create
+     integer(c_int) function c_swap_start(p, arrays) bind(c, name="hs_f_swap_start")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p, arrays
+     end function c_swap_start
+     integer(c_int) function c_swap_complete(p, arrays) bind(c, name="hs_f_swap_complete")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p, arrays
+     end function c_swap_complete
+     integer(c_int) function c_plan_free(p) bind(c, name="hs_f_plan_free")
+       import :: c_int, c_ptr
+       type(c_ptr), intent(inout) :: p
+     end function c_plan_free
+     integer(c_int) function c_stats(p, swaps, t_start, t_complete, bytes) bind(c, name="hs_f_stats")
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: p
+       real(c_double), intent(out) :: swaps, t_start, t_complete, bytes
+     end function c_stats
+     integer(c_int) function c_error_message(buf, len) bind(c, name="hs_f_error_message")
+       import :: c_int, c_char
+       character(kind=c_char), intent(out) :: buf(*)
+       integer(c_int), value :: len
+     end function c_error_message
+     type(c_ptr) function c_transport(p) bind(c, name="hs_f_transport")
+       import :: c_ptr
+       type(c_ptr), value :: p
+     end function c_transport
+     integer(c_size_t) function c_strlen(s) bind(c, name="strlen")
+       import :: c_size_t, c_ptr
+       type(c_ptr), value :: s
+     end function c_strlen
+  end interface
+
+contains
+
+  !> Decompose a global grid of size global(1:ndims) = [nx, ny(, nz)] over comm.
+  !> procs: ranks per axis (0 = chosen by MPI_Dims_create; default [0, 0, 1]: z whole).
+  !> periodic: 1/0 per axis (default periodic in x and y, walled in z).
+  subroutine haloswap_decomposition_create(decomp, comm, global, ierr, procs, periodic)
+    type(haloswap_decomposition), intent(out) :: decomp
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: global(:)
+    integer, intent(out) :: ierr
+    integer, intent(in), optional :: procs(:), periodic(:)
+    integer(c_int) :: g(3), p(3), per(3), nd
+    nd = int(size(global), c_int)
+    g = 1
+    p = [0, 0, 1]
+    per = [1, 1, 0]
+    if (nd < 2 .or. nd > 3) then
+      nd = int(min(max(nd, 0), 9), c_int) ! passed through so the C side names the bad value
+    end if
+    g(1:min(nd, 3)) = int(global(1:min(nd, 3)), c_int)
+    if (present(procs)) p(1:min(size(procs), 3)) = int(procs(1:min(size(procs), 3)), c_int)
+    if (present(periodic)) per(1:min(size(periodic), 3)) = &
+         int(periodic(1:min(size(periodic), 3)), c_int)
+    if (nd == 2) p(3) = 0
+    ierr = int(c_decomp_create(int(comm%MPI_VAL, c_int), nd, g, p, per, decomp%ptr))
+  end subroutine haloswap_decomposition_create
+
+  subroutine haloswap_decomposition_free(decomp, ierr)
+    type(haloswap_decomposition), intent(inout) :: decomp
+    integer, intent(out) :: ierr
+    ierr = int(c_decomp_free(decomp%ptr))
+  end subroutine haloswap_decomposition_free
+
+  integer function haloswap_local_extent(decomp, axis)
+    type(haloswap_decomposition), intent(in) :: decomp
+    integer, intent(in) :: axis
+    haloswap_local_extent = int(c_local_extent(decomp%ptr, int(axis - 1, c_int)))
+  end function haloswap_local_extent
+
+  !> Global index (0-based) of the first interior point on this rank along axis.
+  integer function haloswap_global_offset(decomp, axis)
+    type(haloswap_decomposition), intent(in) :: decomp
+    integer, intent(in) :: axis
+    haloswap_global_offset = int(c_global_offset(decomp%ptr, int(axis - 1, c_int)))
+  end function haloswap_global_offset
+
+  integer function haloswap_procs(decomp, axis)
+    type(haloswap_decomposition), intent(in) :: decomp
+    integer, intent(in) :: axis
+    haloswap_procs = int(c_procs(decomp%ptr, int(axis - 1, c_int)))
+  end function haloswap_procs
+
+  integer function haloswap_coord(decomp, axis)
+    type(haloswap_decomposition), intent(in) :: decomp
+    integer, intent(in) :: axis
+    haloswap_coord = int(c_coord(decomp%ptr, int(axis - 1, c_int)))
+  end function haloswap_coord
+
+  ! ------------------------------------------------------------ field constructors
+  function make_field(p, kind, shp) result(f)
+    type(c_ptr), intent(in) :: p
+    integer(c_int), intent(in) :: kind
+    integer, intent(in) :: shp(:)
+    type(haloswap_field) :: f
+    f%data = p
+    f%kind = kind
+    f%extents = 1
+    if (size(shp) == 3) then
+      f%extents = int([shp(3), shp(2), shp(1)], c_int) ! (z,y,x) -> x, y, z
+    else
+      f%extents(1:2) = int([shp(2), shp(1)], c_int)     ! (y,x) -> x, y
+    end if
+  end function make_field
+
+  function field_f64_3(a) result(f)
+    real(c_double), intent(inout), target, contiguous :: a(:,:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_F64, shape(a))
+  end function field_f64_3
+  function field_f32_3(a) result(f)
+    real(c_float), intent(inout), target, contiguous :: a(:,:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_F32, shape(a))
+  end function field_f32_3
+  function field_i32_3(a) result(f)
+    integer(c_int32_t), intent(inout), target, contiguous :: a(:,:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_I32, shape(a))
+  end function field_i32_3
+  function field_i64_3(a) result(f)
+    integer(c_int64_t), intent(inout), target, contiguous :: a(:,:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_I64, shape(a))
+  end function field_i64_3
+  function field_f64_2(a) result(f)
+    real(c_double), intent(inout), target, contiguous :: a(:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_F64, shape(a))
+  end function field_f64_2
+  function field_f32_2(a) result(f)
+    real(c_float), intent(inout), target, contiguous :: a(:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_F32, shape(a))
+  end function field_f32_2
+  function field_i32_2(a) result(f)
+    integer(c_int32_t), intent(inout), target, contiguous :: a(:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_I32, shape(a))
+  end function field_i32_2
+  function field_i64_2(a) result(f)
+    integer(c_int64_t), intent(inout), target, contiguous :: a(:,:)
+    type(haloswap_field) :: f
+    f = make_field(c_loc(a), T_I64, shape(a))
+  end function field_i64_2
+
+  ! ------------------------------------------------------------ MONC API
+  !> Build the swap of `fields` at halo_depth in x and y (depth_z in z, default 0), with
+  !> corners (box stencil) if involve_corners. Halo widths come from the array shapes.
+  !> transport: e.g. "p2p", "rma-pscw", "rma-fence:drive=get" (default: HALOSWAP_TRANSPORT or p2p).
+  !> oneway/oneway_axis: a one-direction swap (HALOSWAP_ONEWAY_LOWER sends to the lower neighbour).
+  subroutine init_halo_communication(hs, decomp, fields, halo_depth, involve_corners, ierr, &
+       transport, depth_z, oneway, oneway_axis)
+    type(halo_communication_type), intent(inout) :: hs
+    type(haloswap_decomposition), intent(in) :: decomp
+    type(haloswap_field), intent(in) :: fields(:)
+    integer, intent(in) :: halo_depth
+    logical, intent(in) :: involve_corners
+    integer, intent(out) :: ierr
+    character(len=*), intent(in), optional :: transport
+    integer, intent(in), optional :: depth_z, oneway, oneway_axis
+    integer(c_int) :: types(max(size(fields), 1)), shapes(3 * max(size(fields), 1)), depth(3)
+    type(c_ptr) :: datas(max(size(fields), 1))
+    integer(c_int) :: stencil, ow, ax
+    character(kind=c_char, len=:), allocatable :: tname
+    integer :: i
+    do i = 1, size(fields)
+      types(i) = fields(i)%kind
+      datas(i) = fields(i)%data
+      shapes(3 * i - 2:3 * i) = fields(i)%extents
+    end do
+    depth = int([halo_depth, halo_depth, 0], c_int)
+    if (present(depth_z)) depth(3) = int(depth_z, c_int)
+    stencil = merge(0_c_int, 1_c_int, involve_corners)
+    ow = 0
+    ax = 0
+    if (present(oneway)) ow = int(oneway, c_int)
+    if (present(oneway_axis)) ax = int(oneway_axis - 1, c_int)
+    tname = c_null_char
+    if (present(transport)) tname = trim(transport) // c_null_char
+    ierr = int(c_plan_create(decomp%ptr, int(size(fields), c_int), types, datas, shapes, depth, &
+         stencil, ow, ax, tname, hs%plan))
+    if (ierr == HALOSWAP_OK) hs%nfields = size(fields)
+    hs%swap_in_progress = .false.
+  end subroutine init_halo_communication
+
+  !> Start the swap (returns without waiting for any neighbour). source_data: arrays to swap
+  !> this time instead of the registered ones (MONC's source_data), same shapes and kinds.
+  subroutine initiate_nonblocking_halo_swap(hs, ierr, source_data)
+    type(halo_communication_type), intent(inout) :: hs
+    integer, intent(out) :: ierr
+    type(haloswap_field), intent(in), optional, target :: source_data(:)
+    type(c_ptr), allocatable, target :: arrays(:)
+    if (present(source_data)) then
+      call gather_arrays(hs, source_data, arrays, ierr)
+      if (ierr /= HALOSWAP_OK) return
+      ierr = int(c_swap_start(hs%plan, c_loc(arrays)))
+    else
+      ierr = int(c_swap_start(hs%plan, c_null_ptr))
+    end if
+    if (ierr == HALOSWAP_OK) hs%swap_in_progress = .true.
+  end subroutine initiate_nonblocking_halo_swap
+
+  !> Block until every halo cell of the started swap is written.
+  subroutine complete_nonblocking_halo_swap(hs, ierr, source_data)
+    type(halo_communication_type), intent(inout) :: hs
+    integer, intent(out) :: ierr
+    type(haloswap_field), intent(in), optional, target :: source_data(:)
+    type(c_ptr), allocatable, target :: arrays(:)
+    if (present(source_data)) then
+      call gather_arrays(hs, source_data, arrays, ierr)
+      if (ierr /= HALOSWAP_OK) return
+      ierr = int(c_swap_complete(hs%plan, c_loc(arrays)))
+    else
+      ierr = int(c_swap_complete(hs%plan, c_null_ptr))
+    end if
+    hs%swap_in_progress = .false.
+  end subroutine complete_nonblocking_halo_swap
+
+  subroutine blocking_halo_swap(hs, ierr, source_data)
+    type(halo_communication_type), intent(inout) :: hs
+    integer, intent(out) :: ierr
+    type(haloswap_field), intent(in), optional, target :: source_data(:)
+    call initiate_nonblocking_halo_swap(hs, ierr, source_data)
+    if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr, source_data)
+  end subroutine blocking_halo_swap
+
+  subroutine finalise_halo_communication(hs, ierr)
+    type(halo_communication_type), intent(inout) :: hs
+    integer, intent(out) :: ierr
+    ierr = int(c_plan_free(hs%plan))
+    if (ierr == HALOSWAP_OK) hs%nfields = 0
+  end subroutine finalise_halo_communication
+
+  subroutine gather_arrays(hs, source_data, arrays, ierr)
+    type(halo_communication_type), intent(in) :: hs
+    type(haloswap_field), intent(in) :: source_data(:)
+    type(c_ptr), allocatable, intent(out) :: arrays(:)
+    integer, intent(out) :: ierr
+    integer :: i
+    ierr = HALOSWAP_OK
+    if (size(source_data) /= hs%nfields) then
+      ierr = HALOSWAP_ERR_ARG
+      return
+    end if
+    allocate(arrays(hs%nfields))
+    do i = 1, hs%nfields
+      arrays(i) = source_data(i)%data
+    end do
+  end subroutine gather_arrays
+
+  !> Per-plan counters: swaps done, seconds in initiate and complete, bytes held by the plan.
+  subroutine haloswap_get_stats(hs, swaps, seconds_start, seconds_complete, bytes_allocated, ierr)
+    type(halo_communication_type), intent(in) :: hs
+    integer(c_int64_t), intent(out) :: swaps, bytes_allocated
+    real(c_double), intent(out) :: seconds_start, seconds_complete
+    integer, intent(out) :: ierr
+    real(c_double) :: s, b
+    ierr = int(c_stats(hs%plan, s, seconds_start, seconds_complete, b))
+    swaps = int(s, c_int64_t)
+    bytes_allocated = int(b, c_int64_t)
+  end subroutine haloswap_get_stats
+
+  !> Message of the last failed call on this thread.
+  function haloswap_error_message() result(msg)
+    character(len=:), allocatable :: msg
+    character(kind=c_char) :: buf(1024)
+    integer :: n, i
+    n = int(c_error_message(buf, 1024_c_int))
+    allocate(character(len=n) :: msg)
+    do i = 1, n
+      msg(i:i) = buf(i)
+    end do
+  end function haloswap_error_message
+
+  !> Name of the transport a plan uses.
+  function haloswap_transport_name(hs) result(name)
+    type(halo_communication_type), intent(in) :: hs
+    character(len=:), allocatable :: name
+    character(kind=c_char), pointer :: s(:)
+    type(c_ptr) :: p
+    integer :: n, i
+    p = c_transport(hs%plan)
+    if (.not. c_associated(p)) then
+      name = ""
+      return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, s, [n])
+    allocate(character(len=n) :: name)
+    do i = 1, n
+      name(i:i) = s(i)
+    end do
+  end function haloswap_transport_name
+
+end module haloswap

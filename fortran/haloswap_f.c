@@ -1,0 +1,92 @@
+/* C side of the Fortran module: scalar/array arguments only, so the Fortran interfaces need no
+ * mirror of the C structs. Field halos are derived from the Fortran array shapes. */
+#include "hs_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int hs_f_decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
+                       const int *periodic, hs_decomp *out) {
+  hs_decomp_desc desc;
+  hs_decomp_desc_init(&desc);
+  desc.ndims = ndims;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    desc.global[a] = a < ndims ? global[a] : 0;
+    desc.procs[a] = a < ndims ? procs[a] : 0;
+    desc.periodic[a] = a < ndims ? periodic[a] : 0;
+  }
+  return hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out);
+}
+
+int hs_f_decomp_free(hs_decomp *d) { return hs_decomp_free(d); }
+int hs_f_local_extent(hs_decomp d, int axis) { return hs_decomp_local_extent(d, axis); }
+int hs_f_global_offset(hs_decomp d, int axis) { return hs_decomp_global_offset(d, axis); }
+int hs_f_procs(hs_decomp d, int axis) { return hs_decomp_procs(d, axis); }
+int hs_f_coord(hs_decomp d, int axis) { return hs_decomp_coord(d, axis); }
+int hs_f_ndims(hs_decomp d) { return hs_decomp_ndims(d); }
+
+/* shapes: 3 allocated extents per field in axis order x, y, z. */
+int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *datas,
+                     const int *shapes, const int *depth, int stencil, int oneway, int axis,
+                     const char *transport, hs_plan *out) {
+  *out = NULL;
+  if (!d) return hs__error(HS_ERR_ARG, "init_halo_communication: decomposition not created");
+  int rc = HS_OK;
+  hs_field *fields = calloc((size_t)(nfields > 0 ? nfields : 1), sizeof *fields);
+  if (!fields) rc = hs__error(HS_ERR_NOMEM, "init_halo_communication: out of memory");
+  for (int f = 0; f < nfields && rc == HS_OK; f++) {
+    fields[f] = hs_field_array((hs_type)types[f], datas[f], HS_LAYOUT_ZFAST, 0);
+    for (int a = 0; a < d->ndims && rc == HS_OK; a++) {
+      int extra = shapes[3 * f + a] - d->local[a];
+      if (extra < 0 || extra % 2)
+        rc = hs__error(HS_ERR_ARG,
+                       "init_halo_communication: fields(%d) has extent %d on axis %d but the "
+                       "local interior is %d: the extent must be interior + 2*halo",
+                       f + 1, shapes[3 * f + a], a + 1, d->local[a]);
+      fields[f].halo[a] = extra / 2;
+    }
+  }
+  rc = hs__agree(d->comm, rc);
+  if (rc == HS_OK) {
+    hs_plan_desc pd;
+    hs_plan_desc_init(&pd);
+    for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = depth[a];
+    pd.stencil = (hs_stencil)stencil;
+    pd.oneway = (hs_oneway)oneway;
+    pd.oneway_axis = axis;
+    pd.nfields = nfields;
+    pd.fields = fields;
+    pd.transport_name = (transport && transport[0]) ? transport : NULL;
+    rc = hs_plan_create(d, &pd, out);
+  }
+  free(fields);
+  return rc;
+}
+
+int hs_f_swap_start(hs_plan p, void *const *arrays) { return hs_swap_start(p, arrays); }
+int hs_f_swap_complete(hs_plan p, void *const *arrays) { return hs_swap_complete(p, arrays); }
+int hs_f_plan_free(hs_plan *p) { return hs_plan_free(p); }
+int hs_f_plan_nfields(hs_plan p) { return p ? p->nfields : 0; }
+
+int hs_f_stats(hs_plan p, double *swaps, double *t_start, double *t_complete, double *bytes) {
+  hs_plan_stats st;
+  int rc = hs_plan_get_stats(p, &st);
+  if (rc != HS_OK) return rc;
+  *swaps = (double)st.swaps;
+  *t_start = st.seconds_start;
+  *t_complete = st.seconds_complete;
+  *bytes = (double)st.bytes_allocated;
+  return HS_OK;
+}
+
+/* Copies the last error message into buf (NUL-padded); returns its length. */
+int hs_f_error_message(char *buf, int len) {
+  const char *m = hs_error_message();
+  int n = (int)strlen(m);
+  if (n > len) n = len;
+  memset(buf, ' ', (size_t)len);
+  memcpy(buf, m, (size_t)n);
+  return n;
+}
+
+const char *hs_f_transport(hs_plan p) { return hs_plan_transport(p); }

@@ -108,6 +108,10 @@ module haloswap
        character(kind=c_char), intent(out) :: buf(*)
        integer(c_int), value :: len
      end function c_error_message
+     integer(c_int) function c_error_source_data(given, want) bind(c, name="hs_f_error_source_data")
+       import :: c_int
+       integer(c_int), value :: given, want
+     end function c_error_source_data
      type(c_ptr) function c_transport(p) bind(c, name="hs_f_transport")
        import :: c_ptr
        type(c_ptr), value :: p
@@ -329,7 +333,7 @@ contains
     integer :: i
     ierr = HALOSWAP_OK
     if (size(source_data) /= hs%nfields) then
-      ierr = HALOSWAP_ERR_ARG
+      ierr = int(c_error_source_data(int(size(source_data), c_int), int(hs%nfields, c_int)))
       return
     end if
     allocate(arrays(hs%nfields))

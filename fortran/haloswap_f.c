@@ -90,3 +90,8 @@ int hs_f_error_message(char *buf, int len) {
 }
 
 const char *hs_f_transport(hs_plan p) { return hs_plan_transport(p); }
+
+/* The Fortran side found source_data of the wrong length. */
+int hs_f_error_source_data(int given, int want) {
+  return hs__error(HS_ERR_ARG, "source_data has %d fields but the plan has %d", given, want);
+}

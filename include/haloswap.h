@@ -164,8 +164,13 @@ typedef struct {
 int hs_plan_get_stats(hs_plan p, hs_plan_stats *st);
 int hs_plan_reset_stats(hs_plan p);
 const char *hs_plan_transport(hs_plan p);     /* name of the transport in use */
-/* Describe the plan (transport, options, peers, bytes) into buf; for --verbose output. */
+/* Describe the plan (transport, options, peers, bytes) into buf; for --verbose output.
+ * A transport that decides something at plan creation (auto: its choice and the timings of
+ * every candidate) appends that too. */
 int hs_plan_describe(hs_plan p, char *buf, size_t len);
+/* Name of the transport that actually moves the data: for "auto" the one it selected,
+ * otherwise the same as hs_plan_transport. NULL for a NULL plan. */
+const char *hs_plan_selected_transport(hs_plan p);
 
 /* ---------------------------------------------------------------- transports */
 int hs_transport_count(void);

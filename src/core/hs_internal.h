@@ -111,6 +111,10 @@ typedef struct hs_transport_ops {
   int (*complete)(hs_plan p, void *const *arrays);
   void (*destroy)(hs_plan p);
   const char *const *option_keys; /* NULL-terminated list of accepted option keys */
+  /* Optional. A transport that hands the swaps to another plan (auto) returns it. */
+  hs_plan (*delegate)(hs_plan p);
+  /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
+  void (*describe)(hs_plan p, char *buf, size_t len);
 } hs_transport_ops;
 
 /* ---- errors */

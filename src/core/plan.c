@@ -695,6 +695,12 @@ int hs_plan_reset_stats(hs_plan p) {
 
 const char *hs_plan_transport(hs_plan p) { return p ? p->transport_name : NULL; }
 
+const char *hs_plan_selected_transport(hs_plan p) {
+  if (!p) return NULL;
+  hs_plan d = p->ops->delegate ? p->ops->delegate(p) : NULL;
+  return d ? hs_plan_selected_transport(d) : p->transport_name;
+}
+
 int hs_plan_describe(hs_plan p, char *buf, size_t len) {
   if (!p || !buf) return hs__error(HS_ERR_ARG, "hs_plan_describe: NULL argument");
   size_t n = 0;
@@ -714,6 +720,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
         p->peers[k].recv_bytes);
   PUT("; self %zu B; allocated %llu B", p->self_bytes,
       (unsigned long long)(p->core_bytes + p->transport_bytes));
+  if (p->ops->describe && n + 1 < len) p->ops->describe(p, buf + n, len - n);
 #undef PUT
   return HS_OK;
 }

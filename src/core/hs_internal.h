@@ -166,8 +166,21 @@ void *hs__malloc(hs_plan p, size_t n);   /* counted in transport_bytes */
 void *hs__calloc(hs_plan p, size_t n);
 void hs__free(hs_plan p, void *ptr, size_t n);
 
+/* ---- node-shared field memory (hs_alloc, src/core/alloc.c) */
+/* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
+ * of the node for that allocation), *win and *offset (bytes from the start of this rank's
+ * segment); 0 for any other memory (including hs_alloc's plain-memory fallback). */
+int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
+                      size_t *offset);
+/* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this
+ * process, and its size; NULL if that rank does not share the allocation with this one. */
+char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
+
 /* ---- registry */
 const hs_transport_ops *hs__transport_find(const char *name);
+/* hs_plan_create for a plan a transport builds for itself (auto's candidates): the same,
+ * except that HALOSWAP_OPTIONS is not applied again. */
+int hs__plan_create_nested(hs_decomp d, const hs_plan_desc *desc, hs_plan *out);
 
 double hs__wtime(void);
 

@@ -1,0 +1,249 @@
+/* parcel-cluster: EPIC parcel files (NetCDF). Layout (EPIC src/3d/parcels/parcel_netcdf.f90):
+ * global attributes file_type = "parcels", ncells (3 ints), extent and origin (3 doubles);
+ * dimensions t (one record) and n_parcels; one double variable per attribute over
+ * (t, n_parcels); optional per-writer variables over the dimension "world%size".
+ * Rank 0 reads and checks everything; every rank returns the same verdict before any work. */
+#include "pc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PC_HAVE_NETCDF
+#include <netcdf.h>
+
+int pc_have_netcdf(void) { return 1; }
+
+static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+  int nc, rc = nc_open(path, NC_NOWRITE, &nc);
+  if (rc != NC_NOERR) {
+    snprintf(err, len, "%s: cannot open: %s", path, nc_strerror(rc));
+    return -1;
+  }
+  int ret = -1;
+  char ft[64] = "";
+  size_t alen = 0;
+  nc_type at;
+  if (nc_inq_att(nc, NC_GLOBAL, "file_type", &at, &alen) != NC_NOERR) {
+    snprintf(err, len, "%s: global attribute 'file_type': missing (EPIC parcel files have "
+             "file_type = \"parcels\")", path);
+    goto out;
+  }
+  if (at != NC_CHAR || alen >= sizeof ft || nc_get_att_text(nc, NC_GLOBAL, "file_type", ft) != NC_NOERR ||
+      strncmp(ft, "parcels", alen) != 0 || alen != 7) {
+    snprintf(err, len, "%s: global attribute 'file_type': is not \"parcels\"", path);
+    goto out;
+  }
+  int ncells[3];
+  double ext[3], org[3];
+  const char *names[3] = {"ncells", "extent", "origin"};
+  for (int k = 0; k < 3; k++) {
+    if (nc_inq_att(nc, NC_GLOBAL, names[k], &at, &alen) != NC_NOERR) {
+      snprintf(err, len, "%s: global attribute '%s': missing", path, names[k]);
+      goto out;
+    }
+    if (alen != 3) {
+      snprintf(err, len, "%s: global attribute '%s': has %zu values, must have 3", path,
+               names[k], alen);
+      goto out;
+    }
+    rc = k == 0 ? nc_get_att_int(nc, NC_GLOBAL, names[k], ncells)
+                : nc_get_att_double(nc, NC_GLOBAL, names[k], k == 1 ? ext : org);
+    if (rc != NC_NOERR) {
+      snprintf(err, len, "%s: global attribute '%s': cannot be read as numbers: %s", path,
+               names[k], nc_strerror(rc));
+      goto out;
+    }
+  }
+  for (int a = 0; a < 3; a++) {
+    if (ncells[a] < (a < 2 ? 2 : 1)) {
+      snprintf(err, len, "%s: global attribute 'ncells': ncells[%d] = %d, must be >= %d", path,
+               a, ncells[a], a < 2 ? 2 : 1);
+      goto out;
+    }
+    if (!(ext[a] > 0)) {
+      snprintf(err, len, "%s: global attribute 'extent': extent[%d] = %g, must be > 0", path, a,
+               ext[a]);
+      goto out;
+    }
+  }
+  pc_box_init(b, ncells, org, ext);
+  int dim;
+  size_t np = 0;
+  if (nc_inq_dimid(nc, "n_parcels", &dim) != NC_NOERR || nc_inq_dimlen(nc, dim, &np) != NC_NOERR) {
+    snprintf(err, len, "%s: dimension 'n_parcels': missing", path);
+    goto out;
+  }
+  if (np > (size_t)1 << 30) {
+    snprintf(err, len, "%s: dimension 'n_parcels': %zu parcels, more than this tool reads", path, np);
+    goto out;
+  }
+  all->n = 0;
+  if (pc_set_reserve(all, (int)np + 1)) {
+    snprintf(err, len, "%s: out of memory for %zu parcels", path, np);
+    goto out;
+  }
+  double *buf = malloc((np ? np : 1) * sizeof(double));
+  if (!buf) {
+    snprintf(err, len, "%s: out of memory for %zu parcels", path, np);
+    goto out;
+  }
+  for (int k = 0; k < PC_NATTR; k++) {
+    int var, nd, dims[NC_MAX_VAR_DIMS];
+    nc_type vt;
+    if (nc_inq_varid(nc, pc_attr_names[k], &var) != NC_NOERR) {
+      snprintf(err, len, "%s: variable '%s': missing", path, pc_attr_names[k]);
+      free(buf);
+      goto out;
+    }
+    nc_inq_var(nc, var, NULL, &vt, &nd, dims, NULL);
+    size_t last = 0, first = 1;
+    if (nd >= 1) nc_inq_dimlen(nc, dims[nd - 1], &last);
+    if (nd == 2) nc_inq_dimlen(nc, dims[0], &first);
+    if (nd < 1 || nd > 2 || last != np || first < 1) {
+      snprintf(err, len,
+               "%s: variable '%s': has %d dimension(s) with %zu values per record, but "
+               "n_parcels = %zu (mismatched lengths)", path, pc_attr_names[k], nd, last, np);
+      free(buf);
+      goto out;
+    }
+    size_t start[2] = {0, 0}, count[2] = {1, np};
+    if (nd == 1) count[0] = np;
+    rc = nc_get_vara_double(nc, var, start, count, buf);
+    if (rc != NC_NOERR) {
+      snprintf(err, len, "%s: variable '%s': cannot be read: %s", path, pc_attr_names[k],
+               nc_strerror(rc));
+      free(buf);
+      goto out;
+    }
+    for (size_t i = 0; i < np; i++) all->p[i].a[k] = buf[i];
+  }
+  free(buf);
+  all->n = (int)np;
+  for (int i = 0; i < all->n; i++) {
+    const char *var = "";
+    char why[256];
+    if (pc_check_parcel(b, &all->p[i], &var, why, sizeof why)) {
+      snprintf(err, len, "%s: variable '%s': parcel %d: %s", path, var, i, why);
+      goto out;
+    }
+    /* The upper periodic faces belong to the lower ones. */
+    all->p[i].a[PX] = pc_wrap(b, 0, all->p[i].a[PX]);
+    all->p[i].a[PY] = pc_wrap(b, 1, all->p[i].a[PY]);
+  }
+  ret = 0;
+out:
+  nc_close(nc);
+  return ret;
+}
+
+int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters, char *err,
+                    size_t len) {
+  (void)nwriters; /* everything is written by one rank */
+  int nc, rc = nc_create(path, NC_CLOBBER | NC_NETCDF4, &nc);
+  if (rc != NC_NOERR) {
+    snprintf(err, len, "%s: cannot create: %s", path, nc_strerror(rc));
+    return -1;
+  }
+  int dt, dn, dw, var[PC_NATTR], vt, vw[5];
+  const char *wnames[5] = {"start_index", "xlo", "xhi", "ylo", "yhi"};
+#define NCW(call)                                                              \
+  do {                                                                         \
+    if ((rc = (call)) != NC_NOERR) {                                           \
+      snprintf(err, len, "%s: writing failed: %s", path, nc_strerror(rc));     \
+      nc_close(nc);                                                            \
+      return -1;                                                               \
+    }                                                                          \
+  } while (0)
+  NCW(nc_put_att_text(nc, NC_GLOBAL, "file_type", 7, "parcels"));
+  NCW(nc_put_att_int(nc, NC_GLOBAL, "ncells", NC_INT, 3, b->n));
+  NCW(nc_put_att_double(nc, NC_GLOBAL, "extent", NC_DOUBLE, 3, b->extent));
+  NCW(nc_put_att_double(nc, NC_GLOBAL, "origin", NC_DOUBLE, 3, b->origin));
+  NCW(nc_def_dim(nc, "t", NC_UNLIMITED, &dt));
+  NCW(nc_def_dim(nc, "n_parcels", (size_t)all->n, &dn));
+  NCW(nc_def_dim(nc, "world%size", 1, &dw));
+  NCW(nc_def_var(nc, "t", NC_DOUBLE, 1, &dt, &vt));
+  int d2[2] = {dt, dn};
+  for (int k = 0; k < PC_NATTR; k++) NCW(nc_def_var(nc, pc_attr_names[k], NC_DOUBLE, 2, d2, &var[k]));
+  for (int k = 0; k < 5; k++) NCW(nc_def_var(nc, wnames[k], NC_INT, 1, &dw, &vw[k]));
+  NCW(nc_enddef(nc));
+  size_t s0 = 0, c1 = 1;
+  double t0 = 0.0;
+  NCW(nc_put_vara_double(nc, vt, &s0, &c1, &t0));
+  double *buf = malloc((size_t)(all->n ? all->n : 1) * sizeof(double));
+  if (!buf) {
+    snprintf(err, len, "%s: out of memory", path);
+    nc_close(nc);
+    return -1;
+  }
+  for (int k = 0; k < PC_NATTR; k++) {
+    for (int i = 0; i < all->n; i++) buf[i] = all->p[i].a[k];
+    size_t start[2] = {0, 0}, count[2] = {1, (size_t)all->n};
+    rc = nc_put_vara_double(nc, var[k], start, count, buf);
+    if (rc != NC_NOERR) {
+      free(buf);
+      NCW(rc);
+    }
+  }
+  free(buf);
+  int wv[5] = {0, 0, b->n[0] - 1, 0, b->n[1] - 1};
+  for (int k = 0; k < 5; k++) NCW(nc_put_var_int(nc, vw[k], &wv[k]));
+  NCW(nc_close(nc));
+#undef NCW
+  return 0;
+}
+
+#else
+
+int pc_have_netcdf(void) { return 0; }
+
+static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+  (void)b;
+  (void)all;
+  snprintf(err, len, "%s: cannot read: parcel-cluster was built without NetCDF (install "
+           "libnetcdf-dev and reconfigure)", path);
+  return -1;
+}
+
+int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters, char *err,
+                    size_t len) {
+  (void)b;
+  (void)all;
+  (void)nwriters;
+  snprintf(err, len, "%s: cannot write: parcel-cluster was built without NetCDF", path);
+  return -1;
+}
+
+#endif
+
+int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+  int rank, bad = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) bad = read_file(path, b, all, err, len) != 0;
+  struct {
+    int bad;
+    char msg[1024];
+  } m;
+  memset(&m, 0, sizeof m);
+  if (rank == 0) {
+    m.bad = bad;
+    snprintf(m.msg, sizeof m.msg, "%s", bad ? err : "");
+  }
+  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, comm);
+  if (m.bad) {
+    snprintf(err, len, "%s", m.msg);
+    return -1;
+  }
+  /* Every rank needs the box to build the decomposition. */
+  double bx[9];
+  if (rank == 0)
+    for (int a = 0; a < 3; a++) {
+      bx[a] = b->n[a];
+      bx[3 + a] = b->origin[a];
+      bx[6 + a] = b->extent[a];
+    }
+  MPI_Bcast(bx, 9, MPI_DOUBLE, 0, comm);
+  int n[3] = {(int)bx[0], (int)bx[1], (int)bx[2]};
+  pc_box_init(b, n, bx + 3, bx + 6);
+  return 0;
+}

@@ -1,0 +1,200 @@
+/* Field memory that ranks on one node can address directly (hs_alloc / hs_free): one MPI-3
+ * shared window per allocation on the node communicator, recorded in a small table so a
+ * transport can find, for a field pointer, the same allocation in a neighbour's address
+ * space. Falls back to plain memory when shared windows are unavailable (or when
+ * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. */
+#include "hs_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hs_shalloc {
+  struct hs_shalloc *next;
+  hs_decomp d;
+  char *ptr;
+  size_t bytes;
+  uint64_t id;     /* the same on every rank of the node for this allocation */
+  int shared;      /* 1: inside win; 0: plain malloc */
+  MPI_Win win;
+  MPI_Comm node;
+  int nnode;
+  int *ranks;      /* decomposition rank of each node rank */
+  char **bases;    /* each node rank's segment, mapped in this process */
+  size_t *sizes;
+} hs_shalloc;
+
+static hs_shalloc *table;
+static uint64_t next_id = 1;
+
+static void entry_release(hs_shalloc *e) {
+  if (e->shared) {
+    MPI_Win_free(&e->win);
+    MPI_Comm_free(&e->node);
+  } else {
+    free(e->ptr);
+  }
+  free(e->ranks);
+  free(e->bases);
+  free(e->sizes);
+  free(e);
+}
+
+/* Try a shared window; returns 1 on success (e filled), 0 if this rank could not. */
+static int try_shared(hs_decomp d, size_t bytes, hs_shalloc *e) {
+  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &e->node) !=
+      MPI_SUCCESS)
+    return 0;
+  MPI_Comm_set_errhandler(e->node, MPI_ERRORS_RETURN);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  /* Each rank's segment page-aligned and placed near that rank (first touch). */
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  void *base = NULL;
+  int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes : 1), 1, info, e->node, &base, &e->win);
+  MPI_Info_free(&info);
+  int ok = rc == MPI_SUCCESS;
+  /* The allocation is collective over the node: agree before anything else collective. */
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, e->node);
+  if (!all) {
+    if (ok) MPI_Win_free(&e->win);
+    MPI_Comm_free(&e->node);
+    return 0;
+  }
+  MPI_Win_set_errhandler(e->win, MPI_ERRORS_RETURN);
+  e->ptr = base;
+  MPI_Comm_size(e->node, &e->nnode);
+  e->ranks = malloc((size_t)e->nnode * sizeof *e->ranks);
+  e->bases = malloc((size_t)e->nnode * sizeof *e->bases);
+  e->sizes = malloc((size_t)e->nnode * sizeof *e->sizes);
+  ok = e->ranks && e->bases && e->sizes;
+  MPI_Group gn, gd;
+  MPI_Comm_group(e->node, &gn);
+  MPI_Comm_group(d->comm, &gd);
+  for (int i = 0; ok && i < e->nnode; i++) {
+    MPI_Aint sz;
+    int du;
+    void *b;
+    if (MPI_Win_shared_query(e->win, i, &sz, &du, &b) != MPI_SUCCESS) ok = 0;
+    if (ok) {
+      e->bases[i] = b;
+      e->sizes[i] = (size_t)sz;
+      MPI_Group_translate_ranks(gn, 1, &i, gd, &e->ranks[i]);
+    }
+  }
+  MPI_Group_free(&gn);
+  MPI_Group_free(&gd);
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, e->node);
+  if (!all) {
+    MPI_Win_free(&e->win);
+    MPI_Comm_free(&e->node);
+    free(e->ranks);
+    free(e->bases);
+    free(e->sizes);
+    e->ranks = NULL;
+    e->bases = NULL;
+    e->sizes = NULL;
+    return 0;
+  }
+  /* An id every node rank agrees on, never reused by this process. */
+  uint64_t mine = next_id, id = 0;
+  MPI_Allreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, e->node);
+  next_id = id + 1;
+  e->id = id;
+  e->shared = 1;
+  return 1;
+}
+
+int hs_alloc(hs_decomp d, size_t bytes, void **ptr) {
+  if (!d) return hs__error(HS_ERR_ARG, "hs_alloc: decomposition is NULL");
+  int rc = HS_OK;
+  if (!ptr) rc = hs__error(HS_ERR_ARG, "hs_alloc: ptr is NULL");
+  hs_shalloc *e = rc == HS_OK ? calloc(1, sizeof *e) : NULL;
+  if (rc == HS_OK && !e)
+    rc = hs__error(HS_ERR_NOMEM, "hs_alloc: out of memory for the allocation record");
+  rc = hs__agree(d->comm, rc);
+  if (rc != HS_OK) {
+    free(e);
+    return rc;
+  }
+  *ptr = NULL;
+  e->d = d;
+  e->bytes = bytes;
+  const char *env = getenv("HALOSWAP_ALLOC");
+  int want = !(env && !strcmp(env, "plain")), all = 0;
+  MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, d->comm);
+  int shared = all ? try_shared(d, bytes, e) : 0;
+  /* Shared on every node or plain everywhere: simpler to reason about, and the choice is
+   * the same for every rank of the decomposition. */
+  int allshared = 0;
+  MPI_Allreduce(&shared, &allshared, 1, MPI_INT, MPI_MIN, d->comm);
+  if (shared && !allshared) {
+    MPI_Win_free(&e->win);
+    MPI_Comm_free(&e->node);
+    free(e->ranks);
+    free(e->bases);
+    free(e->sizes);
+    e->ranks = NULL;
+    e->bases = NULL;
+    e->sizes = NULL;
+    shared = 0;
+  }
+  if (!shared) {
+    e->shared = 0;
+    e->ptr = malloc(bytes ? bytes : 1);
+    rc = e->ptr ? HS_OK
+                : hs__error(HS_ERR_NOMEM, "hs_alloc: out of memory for %zu bytes", bytes);
+  }
+  rc = hs__agree(d->comm, rc);
+  if (rc != HS_OK) {
+    if (!shared) free(e->ptr);
+    free(e);
+    return rc;
+  }
+  e->next = table;
+  table = e;
+  *ptr = e->ptr;
+  return HS_OK;
+}
+
+int hs_free(hs_decomp d, void *ptr) {
+  if (!d) return hs__error(HS_ERR_ARG, "hs_free: decomposition is NULL");
+  hs_shalloc **pp = &table;
+  while (*pp && !((*pp)->d == d && (*pp)->ptr == (char *)ptr)) pp = &(*pp)->next;
+  int rc = HS_OK;
+  if (!*pp)
+    rc = hs__error(HS_ERR_ARG,
+                   "hs_free: ptr = %p was not returned by hs_alloc on this decomposition", ptr);
+  rc = hs__agree(d->comm, rc);
+  if (rc != HS_OK) return rc;
+  hs_shalloc *e = *pp;
+  *pp = e->next;
+  entry_release(e);
+  return HS_OK;
+}
+
+int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
+                      size_t *offset) {
+  const char *c = ptr;
+  for (hs_shalloc *e = table; e; e = e->next)
+    if (e->shared && e->d == d && c >= e->ptr && c < e->ptr + (e->bytes ? e->bytes : 1)) {
+      if (id) *id = e->id;
+      if (win) *win = e->win;
+      if (offset) *offset = (size_t)(c - e->ptr);
+      return 1;
+    }
+  return 0;
+}
+
+char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes) {
+  for (hs_shalloc *e = table; e; e = e->next)
+    if (e->shared && e->d == d && e->id == id) {
+      for (int i = 0; i < e->nnode; i++)
+        if (e->ranks[i] == rank) {
+          if (bytes) *bytes = e->sizes[i];
+          return e->bases[i];
+        }
+      return NULL;
+    }
+  return NULL;
+}

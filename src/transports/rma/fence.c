@@ -1,0 +1,122 @@
+/* Transport "rma-fence": MPI-3 RMA with MPI_Win_fence synchronisation (seed 004, IV-B1).
+ *
+ * drive=put (default): neighbours put into my window; after the closing fence I unpack
+ * straight from the window. epoch=early (default) opens the next epoch with a fence at the
+ * end of complete, after my unpack, so start never blocks; epoch=naive opens it in start.
+ * drive=get: I pack my outgoing data into my own window in start, fence, and neighbours get
+ * it (into their halos directly with dtype=1). The fence after packing must be in start.
+ *
+ * Why no race (docs/rma.md): a fence that opens an epoch after a local access to the window
+ * (unpack for put, pack for get) never carries MPI_MODE_NOPRECEDE, so it closes a (possibly
+ * empty) epoch and the library must hear from every rank before it returns; operations a rank
+ * issues after it returns reach a target only after the target has entered the same fence,
+ * i.e. after the target's local access. The paper's intermittent get-driven failures came
+ * from libraries that skip that synchronisation on NOPRECEDE fences. */
+#include "rma_common.h"
+
+#include <string.h>
+
+typedef struct {
+  rma_t *r;
+  int get, early, open;
+} fence_t;
+
+static const char *const drive_vals[] = {"put", "get", NULL};
+static const char *const epoch_vals[] = {"early", "naive", NULL};
+
+static int fence(fence_t *f, int assert_bits, const char *what) {
+  int mrc = MPI_Win_fence(rma_assert(f->r, assert_bits), f->r->win);
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, what);
+  return HS_OK;
+}
+
+static int fence_setup(hs_plan p) {
+  fence_t *f = hs__calloc(p, sizeof *f);
+  p->impl = f;
+  rma_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = p->transport_name;
+  cfg.nbufs = 1;
+  int rc = f ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-fence: out of memory");
+  int epoch = -1;
+  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "drive", drive_vals, 0, &f->get);
+  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "epoch", epoch_vals, -1, &epoch);
+  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
+  if (rc == HS_OK && f->get && epoch == 0)
+    rc = hs__error(HS_ERR_ARG,
+                   "rma-fence: epoch=early needs drive=put: a get-driven swap must fence after "
+                   "packing, in start (use epoch=naive or leave epoch unset)");
+  rc = hs__agree(p->comm, rc);
+  if (rc != HS_OK) return rc;
+  f->early = f->get ? 0 : (epoch != 1);
+  cfg.kind = f->get ? RMA_WIN_SEND : RMA_WIN_RECV;
+  rc = hs__rma_setup(p, &cfg, &f->r);
+  if (rc != HS_OK) return rc;
+  if (f->early) {
+    /* The very first epoch: the window has never been read, nothing to order. */
+    rc = fence(f, MPI_MODE_NOPRECEDE | MPI_MODE_NOSTORE, "MPI_Win_fence (first epoch)");
+    if (rc == HS_OK) f->open = 1;
+  }
+  return hs__agree(p->comm, rc);
+}
+
+static int fence_start(hs_plan p, void *const *arrays) {
+  fence_t *f = p->impl;
+  int rc;
+  if (f->get) {
+    hs__rma_pack_into_window(p, f->r, arrays);
+    /* Orders my packing before the neighbours' gets: no NOPRECEDE (see the top comment). */
+    rc = fence(f, MPI_MODE_NOPUT, "MPI_Win_fence (open, get-driven)");
+    if (rc != HS_OK) return rc;
+    return hs__rma_get_all(p, f->r, arrays);
+  }
+  if (!f->early) {
+    rc = fence(f, MPI_MODE_NOSTORE, "MPI_Win_fence (open)");
+    if (rc != HS_OK) return rc;
+  }
+  return hs__rma_put_all(p, f->r, arrays, 0);
+}
+
+static int fence_complete(hs_plan p, void *const *arrays) {
+  fence_t *f = p->impl;
+  rma_t *r = f->r;
+  /* Closes the epoch: every put to me / get by me is complete. Nothing is issued before the
+   * next fence, no local store touched the window, and nobody puts until the next fence. */
+  int rc = fence(f, MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED,
+                 "MPI_Win_fence (close)");
+  if (rc != HS_OK) return rc;
+  if (f->get) {
+    hs__rma_get_finish(p, r, arrays);
+    return HS_OK;
+  }
+  for (int i = 0; i < r->nin; i++) hs__rma_unpack_from_window(p, r, r->in[i], arrays, 0);
+  if (f->early) {
+    /* Opens the next swap's epoch only after my unpack: a neighbour's next puts reach my
+     * window after I enter this fence. No NOPRECEDE on purpose (see the top comment). */
+    rc = fence(f, MPI_MODE_NOSTORE, "MPI_Win_fence (open next epoch)");
+  }
+  return rc;
+}
+
+static void fence_destroy(hs_plan p) {
+  fence_t *f = p->impl;
+  if (!f) return;
+  if (f->open && f->r && f->r->have_win)
+    MPI_Win_fence(rma_assert(f->r, MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED), f->r->win);
+  hs__rma_destroy(p, f->r);
+  hs__free(p, f, sizeof *f);
+  p->impl = NULL;
+}
+
+static const char *const fence_keys[] = {"drive", "epoch", "dtype", "assert", "window", NULL};
+
+const hs_transport_ops hs__transport_rma_fence = {
+    .name = "rma-fence",
+    .summary = "MPI-3 RMA, MPI_Win_fence epochs; put-driven (default) or get-driven",
+    .query = NULL,
+    .setup = fence_setup,
+    .start = fence_start,
+    .complete = fence_complete,
+    .destroy = fence_destroy,
+    .option_keys = fence_keys,
+};

@@ -1,0 +1,177 @@
+/* Transport "rma-passive": MPI-3 RMA with passive target synchronisation (seed 004, IV-B3).
+ *
+ * epoch=early (default, the paper's adopted version): MPI_Win_lock_all(MPI_MODE_NOCHECK) once
+ * at plan creation and MPI_Win_unlock_all at finalise; start puts; complete calls
+ * MPI_Win_flush_all (the puts are then in the targets' memory) and sends a zero-byte
+ * notification to every neighbour I put to, then unpacks each neighbour's slot as its
+ * notification arrives (Waitany), with MPI_Win_sync first only if the window's memory model
+ * is separate (or unknown, or winsync=always).
+ * epoch=naive: lock_all in start, unlock_all in complete. notify=ibarrier: one MPI_Ibarrier
+ * instead of the per-neighbour notifications. epoch=naive,notify=ibarrier is the paper's
+ * first, slower version (Fig. 11).
+ *
+ * Why no race (docs/rma.md): the target never unpacks before the notification (or barrier),
+ * which is sent after flush_all/unlock_all, i.e. after the data is in its memory. Nothing
+ * tells the origin when the target has finished unpacking, so the window holds two buffers
+ * and swap s uses buffer s % 2: a rank can put swap s+2 into buffer s % 2 of a neighbour only
+ * after completing swap s+1, which needs that neighbour's notification (or barrier entry) of
+ * swap s+1, which the neighbour sends only after it finished unpacking swap s. */
+#include "rma_common.h"
+
+#include <string.h>
+
+typedef struct {
+  rma_t *r;
+  int early, ibarrier, always_sync, locked;
+  int nsreq, nrreq;
+  MPI_Request *sreq, *rreq; /* persistent zero-byte notifications: to out-peers, from in-peers */
+  char token;
+} passive_t;
+
+static const char *const epoch_vals[] = {"early", "naive", NULL};
+static const char *const notify_vals[] = {"msg", "ibarrier", NULL};
+static const char *const sync_vals[] = {"auto", "always", NULL};
+
+static int lock_all(passive_t *a) {
+  int mrc = MPI_Win_lock_all(rma_assert(a->r, MPI_MODE_NOCHECK), a->r->win);
+  if (mrc != MPI_SUCCESS) {
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(mrc, s, &len);
+    return hs__error(HS_ERR_UNAVAILABLE,
+                     "%s: passive target synchronisation is not available from this MPI "
+                     "library (MPI_Win_lock_all failed: %s)",
+                     a->r->mode, s);
+  }
+  a->locked = 1;
+  return HS_OK;
+}
+
+/* Make the neighbours' puts visible to my loads (separate memory model). */
+static int sync_for_read(hs_plan p, passive_t *a) {
+  if (!a->r->separate && !a->always_sync) return HS_OK;
+  if (a->locked) {
+    HS_MPI(MPI_Win_sync(a->r->win));
+    return HS_OK;
+  }
+  /* Outside an epoch (naive placement) a lock of my own window does the same. */
+  HS_MPI(MPI_Win_lock(MPI_LOCK_SHARED, p->rank, 0, a->r->win));
+  HS_MPI(MPI_Win_unlock(p->rank, a->r->win));
+  return HS_OK;
+}
+
+static int passive_setup(hs_plan p) {
+  passive_t *a = hs__calloc(p, sizeof *a);
+  p->impl = a;
+  rma_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = p->transport_name;
+  cfg.nbufs = 2;
+  cfg.passive = 1;
+  cfg.kind = RMA_WIN_RECV;
+  int rc = a ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
+  int epoch = 0;
+  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "epoch", epoch_vals, 0, &epoch);
+  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "notify", notify_vals, 0, &a->ibarrier);
+  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "winsync", sync_vals, 0, &a->always_sync);
+  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
+  rc = hs__agree(p->comm, rc);
+  if (rc != HS_OK) return rc;
+  a->early = epoch == 0;
+  rc = hs__rma_setup(p, &cfg, &a->r);
+  if (rc != HS_OK) return rc;
+  rma_t *r = a->r;
+  if (!a->ibarrier) {
+    size_t n = (size_t)(p->npeers > 0 ? p->npeers : 1);
+    a->sreq = hs__malloc(p, n * sizeof(MPI_Request));
+    a->rreq = hs__malloc(p, n * sizeof(MPI_Request));
+    if (!a->sreq || !a->rreq) rc = hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
+    for (int i = 0; rc == HS_OK && i < r->nout; i++) {
+      int mrc = MPI_Send_init(&a->token, 0, MPI_BYTE, p->peers[r->out[i]].rank, p->tag, p->comm,
+                              &a->sreq[i]);
+      if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Send_init (notification)");
+      else a->nsreq++;
+    }
+    for (int i = 0; rc == HS_OK && i < r->nin; i++) {
+      int mrc = MPI_Recv_init(&a->token, 0, MPI_BYTE, p->peers[r->in[i]].rank, p->tag, p->comm,
+                              &a->rreq[i]);
+      if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Recv_init (notification)");
+      else a->nrreq++;
+    }
+  }
+  rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK && a->early) rc = hs__agree(p->comm, lock_all(a));
+  return rc;
+}
+
+static int passive_start(hs_plan p, void *const *arrays) {
+  passive_t *a = p->impl;
+  if (!a->early) {
+    int rc = lock_all(a);
+    if (rc != HS_OK) return rc;
+  }
+  if (a->nrreq) HS_MPI(MPI_Startall(a->nrreq, a->rreq));
+  return hs__rma_put_all(p, a->r, arrays, (int)(a->r->swap & 1));
+}
+
+static int passive_complete(hs_plan p, void *const *arrays) {
+  passive_t *a = p->impl;
+  rma_t *r = a->r;
+  int buf = (int)(r->swap & 1), rc = HS_OK;
+  if (a->early) {
+    HS_MPI(MPI_Win_flush_all(r->win));
+  } else {
+    a->locked = 0;
+    HS_MPI(MPI_Win_unlock_all(r->win));
+  }
+  /* My puts are now in the neighbours' memory: tell them. */
+  if (a->ibarrier) {
+    MPI_Request req;
+    HS_MPI(MPI_Ibarrier(p->comm, &req));
+    HS_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    rc = sync_for_read(p, a);
+    for (int i = 0; rc == HS_OK && i < r->nin; i++)
+      hs__rma_unpack_from_window(p, r, r->in[i], arrays, buf);
+  } else {
+    if (a->nsreq) HS_MPI(MPI_Startall(a->nsreq, a->sreq));
+    for (int n = 0; n < a->nrreq && rc == HS_OK; n++) {
+      int i;
+      HS_MPI(MPI_Waitany(a->nrreq, a->rreq, &i, MPI_STATUS_IGNORE));
+      if (i == MPI_UNDEFINED) break;
+      rc = sync_for_read(p, a);
+      if (rc == HS_OK) hs__rma_unpack_from_window(p, r, r->in[i], arrays, buf);
+    }
+    if (a->nsreq) HS_MPI(MPI_Waitall(a->nsreq, a->sreq, MPI_STATUSES_IGNORE));
+  }
+  r->swap++;
+  return rc;
+}
+
+static void passive_destroy(hs_plan p) {
+  passive_t *a = p->impl;
+  if (!a) return;
+  if (a->locked && a->r && a->r->have_win) MPI_Win_unlock_all(a->r->win);
+  for (int i = 0; i < a->nsreq; i++) MPI_Request_free(&a->sreq[i]);
+  for (int i = 0; i < a->nrreq; i++) MPI_Request_free(&a->rreq[i]);
+  size_t n = (size_t)(p->npeers > 0 ? p->npeers : 1);
+  hs__free(p, a->sreq, n * sizeof(MPI_Request));
+  hs__free(p, a->rreq, n * sizeof(MPI_Request));
+  hs__rma_destroy(p, a->r);
+  hs__free(p, a, sizeof *a);
+  p->impl = NULL;
+}
+
+static const char *const passive_keys[] = {"epoch", "notify", "winsync", "dtype",
+                                           "assert", "window", NULL};
+
+const hs_transport_ops hs__transport_rma_passive = {
+    .name = "rma-passive",
+    .summary = "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
+               "double-buffered window",
+    .query = NULL,
+    .setup = passive_setup,
+    .start = passive_start,
+    .complete = passive_complete,
+    .destroy = passive_destroy,
+    .option_keys = passive_keys,
+};

@@ -1,0 +1,114 @@
+/* Transport "rma-pscw": MPI-3 RMA with post/start/complete/wait on the group of neighbours
+ * only (seed 004, IV-B2). Put-driven: a get could read a neighbour's buffer before it packed,
+ * since MPI_Win_start need not wait for the matching post.
+ *
+ * epoch=early (default): the exposure epoch for the next swap is posted at the end of
+ * complete, after my unpack, and the access epoch started right after; start only puts.
+ * epoch=naive: post + start at the beginning of start.
+ *
+ * Why no race (docs/rma.md): MPI delays a put to a target until the target has posted the
+ * matching exposure epoch, and I post only after unpacking the previous swap, so no
+ * neighbour's next put can land in my window while I read it; MPI_Win_wait returns only
+ * when every neighbour's access epoch has completed, so I never read before its data is in. */
+#include "rma_common.h"
+
+#include <string.h>
+
+typedef struct {
+  rma_t *r;
+  int early, open;
+  MPI_Group gin, gout; /* ranks that put to me / that I put to */
+} pscw_t;
+
+static const char *const epoch_vals[] = {"early", "naive", NULL};
+
+static int open_epochs(pscw_t *w) {
+  /* Post first: a neighbour blocked in its start waits for exactly this. */
+  int mrc = MPI_Win_post(w->gin, rma_assert(w->r, MPI_MODE_NOSTORE), w->r->win);
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_post");
+  mrc = MPI_Win_start(w->gout, 0, w->r->win);
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_start");
+  w->open = 1;
+  return HS_OK;
+}
+
+static int close_epochs(pscw_t *w) {
+  w->open = 0;
+  /* Complete before wait: waiting first could deadlock two ranks each waiting for the
+   * other's complete. */
+  int mrc = MPI_Win_complete(w->r->win);
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_complete");
+  mrc = MPI_Win_wait(w->r->win);
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_wait");
+  return HS_OK;
+}
+
+static int pscw_setup(hs_plan p) {
+  pscw_t *w = hs__calloc(p, sizeof *w);
+  p->impl = w;
+  rma_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.mode = p->transport_name;
+  cfg.nbufs = 1;
+  cfg.kind = RMA_WIN_RECV;
+  int rc = w ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-pscw: out of memory");
+  int epoch = 0;
+  if (rc == HS_OK) {
+    w->gin = w->gout = MPI_GROUP_NULL;
+    rc = hs__rma_opt_choice(p, "epoch", epoch_vals, 0, &epoch);
+  }
+  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
+  rc = hs__agree(p->comm, rc);
+  if (rc != HS_OK) return rc;
+  w->early = epoch == 0;
+  rc = hs__rma_setup(p, &cfg, &w->r);
+  if (rc != HS_OK) return rc;
+  rc = hs__rma_group(p, w->r->in, w->r->nin, &w->gin);
+  if (rc == HS_OK) rc = hs__rma_group(p, w->r->out, w->r->nout, &w->gout);
+  rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK && w->early) rc = hs__agree(p->comm, open_epochs(w));
+  return rc;
+}
+
+static int pscw_start(hs_plan p, void *const *arrays) {
+  pscw_t *w = p->impl;
+  if (!w->early) {
+    int rc = open_epochs(w);
+    if (rc != HS_OK) return rc;
+  }
+  return hs__rma_put_all(p, w->r, arrays, 0);
+}
+
+static int pscw_complete(hs_plan p, void *const *arrays) {
+  pscw_t *w = p->impl;
+  rma_t *r = w->r;
+  int rc = close_epochs(w);
+  if (rc != HS_OK) return rc;
+  for (int i = 0; i < r->nin; i++) hs__rma_unpack_from_window(p, r, r->in[i], arrays, 0);
+  if (w->early) rc = open_epochs(w); /* after the unpack: see the top comment */
+  return rc;
+}
+
+static void pscw_destroy(hs_plan p) {
+  pscw_t *w = p->impl;
+  if (!w) return;
+  if (w->open && w->r && w->r->have_win) close_epochs(w);
+  if (w->gin != MPI_GROUP_NULL) MPI_Group_free(&w->gin);
+  if (w->gout != MPI_GROUP_NULL) MPI_Group_free(&w->gout);
+  hs__rma_destroy(p, w->r);
+  hs__free(p, w, sizeof *w);
+  p->impl = NULL;
+}
+
+static const char *const pscw_keys[] = {"epoch", "dtype", "assert", "window", NULL};
+
+const hs_transport_ops hs__transport_rma_pscw = {
+    .name = "rma-pscw",
+    .summary = "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
+    .query = NULL,
+    .setup = pscw_setup,
+    .start = pscw_start,
+    .complete = pscw_complete,
+    .destroy = pscw_destroy,
+    .option_keys = pscw_keys,
+};

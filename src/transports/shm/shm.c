@@ -1,0 +1,614 @@
+/* Transport "shm": MPI-3 shared memory between ranks of one node, two-sided MPI between
+ * nodes, in the same swap (the hybrid scheme of the BRAMS paper, seed 001).
+ *
+ * Within a node, each rank owns a segment of one MPI_Win_allocate_shared window: a control
+ * block (counters, the swap's mode and field locations) followed by an outbox per on-node
+ * peer. A sender either exposes its fields (all of them hs_alloc'd: the receiver copies the
+ * strips straight from the sender's field into its own halo, one copy) or packs each strip
+ * into its outbox (the receiver unpacks from there: two copies). No MPI call per message:
+ * the only synchronisation is a pair of counters per directed edge, written with release
+ * stores after MPI_Win_sync and read with acquire loads (docs/shm.md gives the protocol and
+ * why it is race free). Option sync=barrier replaces the counters by two node-wide barriers
+ * per swap, for comparison.
+ *
+ * Options: node_size=N (virtual nodes of N consecutive ranks, to exercise the mixed path on
+ * one machine), sync=flags|barrier, noncontig=0|1 (alloc_shared_noncontig for the control
+ * window), direct=0|1 (allow the one-copy path for hs_alloc'd fields; default 1). */
+#define _POSIX_C_SOURCE 200809L
+#include "hs_internal.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE 64
+#define MODE_PACKED 0u
+#define MODE_DIRECT_REG 1u  /* registered arrays, locations published at setup */
+#define MODE_DIRECT_SWAP 2u /* per-swap arrays, locations published with the swap */
+
+typedef struct {
+  uint64_t id, offset;
+} shm_loc;
+
+/* Control block at the start of every rank's segment. Counters sit on their own cache
+ * lines: `posted` is written by the owner and polled by its readers, consumed[j] is written
+ * by the owner and polled by node rank j. */
+typedef struct {
+  _Atomic uint64_t posted; /* last swap whose data this rank has published */
+  char pad0[LINE - sizeof(uint64_t)];
+  uint32_t mode;           /* of the posted swap */
+  uint32_t reg_direct;     /* registered fields all in hs_alloc memory (set at setup) */
+  char pad1[LINE - 2 * sizeof(uint32_t)];
+  /* followed by: consumed[nnode] (one line each), reg[nfields], cur[nfields] */
+} shm_ctl;
+
+typedef struct {
+  int peer;                /* index in p->peers */
+  int nrank;               /* rank in the node communicator */
+  shm_ctl *ctl;            /* the peer's control block */
+  char *seg;               /* the peer's segment */
+  size_t my_obox;          /* offset in my segment of my outbox for this peer */
+  size_t its_obox;         /* offset in its segment of its outbox for me */
+  hs_section *ssec;        /* its send sections for me (nrecv of them) */
+  char **sfield;           /* its registered field pointers in my address space, or NULL */
+  int pending;             /* complete: its data not read yet */
+} shm_edge;
+
+typedef struct {
+  MPI_Comm node;
+  int nrank, nsize;
+  MPI_Win win;
+  int win_locked;
+  char *seg;               /* my segment */
+  size_t seg_bytes;
+  shm_ctl *ctl;
+  int barrier, noncontig, direct_ok, node_size;
+  int nintra;
+  shm_edge *intra;
+  uint64_t seq;
+  int reg_direct;          /* my registered fields are all shared (and direct allowed) */
+  /* two-sided part, for peers on other nodes */
+  int ninter, nr, ns;
+  int *inter;              /* peer indices */
+  char *sbuf, *rbuf;
+  size_t sbytes, rbytes;
+  MPI_Request *rreq, *sreq;
+  int *rpeer, *speer;
+  size_t *roff, *soff;
+} shm_t;
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+static _Atomic uint64_t *consumed_of(const shm_t *t, shm_ctl *c, int j) {
+  return (_Atomic uint64_t *)((char *)c + sizeof(shm_ctl) + (size_t)j * LINE);
+}
+static shm_loc *reg_of(const shm_t *t, shm_ctl *c) {
+  return (shm_loc *)((char *)c + sizeof(shm_ctl) + (size_t)t->nsize * LINE);
+}
+static shm_loc *cur_of(const shm_t *t, shm_ctl *c, int nfields) {
+  return reg_of(t, c) + nfields;
+}
+static size_t ctl_bytes(int nsize, int nfields) {
+  return align_up(sizeof(shm_ctl) + (size_t)nsize * LINE + 2 * (size_t)nfields * sizeof(shm_loc),
+                  LINE);
+}
+
+/* Busy-wait politely: ranks may outnumber cores (tests oversubscribe). */
+static inline void relax(unsigned *spins) {
+  if (++*spins > 32) sched_yield();
+}
+
+/* ------------------------------------------------------------------ copies */
+/* Copy between two copy programs describing the same bytes in the same order (the sender's
+ * strip in its field, the receiver's halo box in its field); their runs may differ when
+ * the two fields have different halo widths. */
+typedef struct {
+  const hs_section *s;
+  int i, j, k;
+  size_t off;
+} cursor;
+
+static inline char *cur_ptr(const cursor *c, char *field) {
+  const hs_section *s = c->s;
+  return field + s->base + c->k * s->s3 + c->j * s->s2 + c->i * s->s1 + (ptrdiff_t)c->off;
+}
+static inline void cur_step(cursor *c, size_t n) {
+  const hs_section *s = c->s;
+  c->off += n;
+  if (c->off < s->run) return;
+  c->off = 0;
+  if (++c->i < s->n1) return;
+  c->i = 0;
+  if (++c->j < s->n2) return;
+  c->j = 0;
+  c->k++;
+}
+
+static void copy_direct(const hs_section *src, const char *sfield, const hs_section *dst,
+                        char *dfield) {
+  if (src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 && src->n3 == dst->n3) {
+    const size_t run = src->run;
+    for (int k = 0; k < src->n3; k++)
+      for (int j = 0; j < src->n2; j++) {
+        const char *a = sfield + src->base + k * src->s3 + j * src->s2;
+        char *b = dfield + dst->base + k * dst->s3 + j * dst->s2;
+        for (int i = 0; i < src->n1; i++) memcpy(b + i * dst->s1, a + i * src->s1, run);
+      }
+    return;
+  }
+  cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
+  size_t left = dst->bytes;
+  while (left) {
+    size_t n = src->run - a.off;
+    if (dst->run - b.off < n) n = dst->run - b.off;
+    memcpy(cur_ptr(&b, dfield), cur_ptr(&a, (char *)sfield), n);
+    cur_step(&a, n);
+    cur_step(&b, n);
+    left -= n;
+  }
+}
+
+/* ------------------------------------------------------------------ setup */
+/* My fields for these arrays are all in hs_alloc'd shared memory: fill locs. */
+static int locate_fields(hs_plan p, void *const *arrays, shm_loc *locs) {
+  if (p->has_callbacks) return 0;
+  for (int f = 0; f < p->nfields; f++) {
+    uint64_t id;
+    size_t off;
+    if (!hs__shared_lookup(p->decomp, hs__field_ptr(p, arrays, f), &id, NULL, &off)) return 0;
+    locs[f].id = id;
+    locs[f].offset = off;
+  }
+  return 1;
+}
+
+/* Resolve a sender's published field locations in my address space. */
+static int resolve_fields(hs_plan p, int sender_rank, const shm_loc *locs, char **out) {
+  for (int f = 0; f < p->nfields; f++) {
+    char *b = hs__shared_base(p->decomp, locs[f].id, sender_rank, NULL);
+    if (!b)
+      return hs__error(HS_ERR_STATE,
+                       "shm: field %d of rank %d is in hs_alloc allocation %llu, which rank %d "
+                       "does not share (freed, or allocated on another decomposition?)",
+                       f, sender_rank, (unsigned long long)locs[f].id, p->rank);
+    out[f] = b + locs[f].offset;
+  }
+  return HS_OK;
+}
+
+static int parse_options(hs_plan p, shm_t *t) {
+  int rc = hs__opt_int(p, "node_size", 0, &t->node_size);
+  if (rc == HS_OK) rc = hs__opt_int(p, "noncontig", 0, &t->noncontig);
+  if (rc == HS_OK) rc = hs__opt_int(p, "direct", 1, &t->direct_ok);
+  if (rc != HS_OK) return rc;
+  if (t->node_size < 0)
+    return hs__error(HS_ERR_ARG, "shm: option node_size = %d, must be >= 1 (or 0: the "
+                                 "physical node)",
+                     t->node_size);
+  if (t->noncontig != 0 && t->noncontig != 1)
+    return hs__error(HS_ERR_ARG, "shm: option noncontig = %d, must be 0 or 1", t->noncontig);
+  if (t->direct_ok != 0 && t->direct_ok != 1)
+    return hs__error(HS_ERR_ARG, "shm: option direct = %d, must be 0 or 1", t->direct_ok);
+  const char *s = hs__opt_get(p, "sync");
+  if (!s || !strcmp(s, "flags"))
+    t->barrier = 0;
+  else if (!strcmp(s, "barrier"))
+    t->barrier = 1;
+  else
+    return hs__error(HS_ERR_ARG, "shm: option sync = '%s', must be 'flags' or 'barrier'", s);
+  return HS_OK;
+}
+
+static int setup_inter(hs_plan p, shm_t *t) {
+  int n = t->ninter;
+  size_t sz = (size_t)(n > 0 ? n : 1);
+  t->rreq = hs__malloc(p, sz * sizeof(MPI_Request));
+  t->sreq = hs__malloc(p, sz * sizeof(MPI_Request));
+  t->rpeer = hs__malloc(p, sz * sizeof(int));
+  t->speer = hs__malloc(p, sz * sizeof(int));
+  t->roff = hs__malloc(p, sz * sizeof(size_t));
+  t->soff = hs__malloc(p, sz * sizeof(size_t));
+  if (!t->rreq || !t->sreq || !t->rpeer || !t->speer || !t->roff || !t->soff)
+    return hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  for (int i = 0; i < n; i++) {
+    const hs_peer *pe = &p->peers[t->inter[i]];
+    if (pe->recv_bytes) {
+      t->rpeer[t->nr] = t->inter[i];
+      t->roff[t->nr++] = t->rbytes;
+      t->rbytes += pe->recv_bytes;
+    }
+    if (pe->send_bytes) {
+      t->speer[t->ns] = t->inter[i];
+      t->soff[t->ns++] = t->sbytes;
+      t->sbytes += pe->send_bytes;
+    }
+  }
+  for (int i = 0; i < n; i++) t->rreq[i] = t->sreq[i] = MPI_REQUEST_NULL;
+  t->sbuf = hs__malloc(p, t->sbytes);
+  t->rbuf = hs__malloc(p, t->rbytes);
+  if (!t->sbuf || !t->rbuf) return hs__error(HS_ERR_NOMEM, "shm: out of memory for buffers");
+  for (int i = 0; i < t->nr; i++) {
+    const hs_peer *pe = &p->peers[t->rpeer[i]];
+    HS_MPI(MPI_Recv_init(t->rbuf + t->roff[i], (int)pe->recv_bytes, MPI_BYTE, pe->rank, 0,
+                         p->comm, &t->rreq[i]));
+  }
+  for (int i = 0; i < t->ns; i++) {
+    const hs_peer *pe = &p->peers[t->speer[i]];
+    HS_MPI(MPI_Send_init(t->sbuf + t->soff[i], (int)pe->send_bytes, MPI_BYTE, pe->rank, 0,
+                         p->comm, &t->sreq[i]));
+  }
+  return HS_OK;
+}
+
+/* Node communicator, peers split into on-node and off-node. Local work only after the
+ * collective splits, which cannot fail for a local reason. */
+static int setup_node(hs_plan p, shm_t *t) {
+  MPI_Comm phys;
+  HS_MPI(MPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, p->rank, MPI_INFO_NULL, &phys));
+  if (t->node_size > 0) {
+    int mrc = MPI_Comm_split(phys, p->rank / t->node_size, p->rank, &t->node);
+    MPI_Comm_free(&phys);
+    if (mrc != MPI_SUCCESS) {
+      t->node = MPI_COMM_NULL;
+      return hs__mpi_error(mrc, "MPI_Comm_split (virtual nodes)");
+    }
+  } else {
+    t->node = phys;
+  }
+  MPI_Comm_set_errhandler(t->node, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(t->node, &t->nrank);
+  MPI_Comm_size(t->node, &t->nsize);
+  int np = p->npeers;
+  t->intra = hs__calloc(p, (size_t)(np > 0 ? np : 1) * sizeof(shm_edge));
+  t->inter = hs__malloc(p, (size_t)(np > 0 ? np : 1) * sizeof(int));
+  int *prank = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  int *nrank = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));
+  if (!t->intra || !t->inter || !prank || !nrank) {
+    free(prank);
+    free(nrank);
+    return hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  }
+  MPI_Group gp, gn;
+  MPI_Comm_group(p->comm, &gp);
+  MPI_Comm_group(t->node, &gn);
+  for (int k = 0; k < np; k++) prank[k] = p->peers[k].rank;
+  if (np) MPI_Group_translate_ranks(gp, np, prank, gn, nrank);
+  MPI_Group_free(&gp);
+  MPI_Group_free(&gn);
+  for (int k = 0; k < np; k++) {
+    if (nrank[k] == MPI_UNDEFINED) {
+      t->inter[t->ninter++] = k;
+    } else {
+      shm_edge *e = &t->intra[t->nintra++];
+      e->peer = k;
+      e->nrank = nrank[k];
+    }
+  }
+  free(prank);
+  free(nrank);
+  return HS_OK;
+}
+
+static int setup_window(hs_plan p, shm_t *t) {
+  size_t cb = ctl_bytes(t->nsize, p->nfields);
+  size_t off = cb;
+  for (int i = 0; i < t->nintra; i++) {
+    shm_edge *e = &t->intra[i];
+    e->my_obox = off;
+    off = align_up(off + p->peers[e->peer].send_bytes, LINE);
+  }
+  t->seg_bytes = off;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  if (t->noncontig) MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  void *base = NULL;
+  int mrc = MPI_Win_allocate_shared((MPI_Aint)t->seg_bytes, 1, info, t->node, &base, &t->win);
+  MPI_Info_free(&info);
+  if (mrc != MPI_SUCCESS) {
+    t->win = MPI_WIN_NULL;
+    return hs__mpi_error(mrc, "MPI_Win_allocate_shared");
+  }
+  MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN);
+  p->transport_bytes += t->seg_bytes;
+  t->seg = base;
+  memset(t->seg, 0, cb);
+  t->ctl = (shm_ctl *)t->seg;
+  atomic_init(&t->ctl->posted, 0);
+  for (int j = 0; j < t->nsize; j++) atomic_init(consumed_of(t, t->ctl, j), 0);
+  /* One passive epoch for the life of the plan: MPI_Win_sync needs it. */
+  HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->win));
+  t->win_locked = 1;
+  for (int i = 0; i < t->nintra; i++) {
+    shm_edge *e = &t->intra[i];
+    MPI_Aint sz;
+    int du;
+    void *b;
+    HS_MPI(MPI_Win_shared_query(t->win, e->nrank, &sz, &du, &b));
+    e->seg = b;
+    e->ctl = (shm_ctl *)b;
+  }
+  return HS_OK;
+}
+
+/* Tell each on-node peer where my outbox for it is and what my send sections look like. */
+static int exchange_edges(hs_plan p, shm_t *t) {
+  int n = t->nintra;
+  MPI_Request *rq = malloc((size_t)(4 * n + 1) * sizeof *rq);
+  uint64_t *myoff = malloc((size_t)(n + 1) * sizeof *myoff);
+  uint64_t *itsoff = malloc((size_t)(n + 1) * sizeof *itsoff);
+  int rc = (rq && myoff && itsoff) ? HS_OK : hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  for (int i = 0; rc == HS_OK && i < n; i++) {
+    shm_edge *e = &t->intra[i];
+    const hs_peer *pe = &p->peers[e->peer];
+    e->ssec = hs__malloc(p, (size_t)(pe->nrecv + 1) * sizeof(hs_section));
+    if (!e->ssec) rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  }
+  rc = hs__agree(p->comm, rc);
+  if (rc != HS_OK) {
+    free(rq);
+    free(myoff);
+    free(itsoff);
+    return rc;
+  }
+  int nq = 0;
+  for (int i = 0; i < n; i++) {
+    shm_edge *e = &t->intra[i];
+    const hs_peer *pe = &p->peers[e->peer];
+    myoff[i] = e->my_obox;
+    MPI_Irecv(&itsoff[i], 1, MPI_UINT64_T, pe->rank, 1, p->comm, &rq[nq++]);
+    MPI_Irecv(e->ssec, (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, 2, p->comm,
+              &rq[nq++]);
+    MPI_Isend(&myoff[i], 1, MPI_UINT64_T, pe->rank, 1, p->comm, &rq[nq++]);
+    MPI_Isend(pe->send, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, 2, p->comm,
+              &rq[nq++]);
+  }
+  int mrc = MPI_Waitall(nq, rq, MPI_STATUSES_IGNORE);
+  rc = mrc == MPI_SUCCESS ? HS_OK : hs__mpi_error(mrc, "MPI_Waitall (shm setup exchange)");
+  for (int i = 0; rc == HS_OK && i < n; i++) {
+    shm_edge *e = &t->intra[i];
+    const hs_peer *pe = &p->peers[e->peer];
+    e->its_obox = (size_t)itsoff[i];
+    for (int j = 0; j < pe->nrecv; j++)
+      if (e->ssec[j].bytes != pe->recv[j].bytes) {
+        rc = hs__error(HS_ERR_INTERNAL,
+                       "shm: section %d from rank %d has %zu bytes, this rank expects %zu", j,
+                       pe->rank, e->ssec[j].bytes, pe->recv[j].bytes);
+        break;
+      }
+  }
+  free(rq);
+  free(myoff);
+  free(itsoff);
+  return rc;
+}
+
+static int shm_setup(hs_plan p) {
+  shm_t *t = hs__calloc(p, sizeof *t);
+  if (!t) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  p->impl = t;
+  t->node = MPI_COMM_NULL;
+  t->win = MPI_WIN_NULL;
+  int rc = hs__agree(p->comm, parse_options(p, t));
+  if (rc != HS_OK) return rc;
+  rc = hs__agree(p->comm, setup_node(p, t));
+  if (rc != HS_OK) return rc;
+  rc = hs__agree(p->comm, setup_inter(p, t));
+  if (rc != HS_OK) return rc;
+  rc = hs__agree(p->comm, setup_window(p, t));
+  if (rc != HS_OK) return rc;
+  rc = exchange_edges(p, t);
+  if (rc != HS_OK) return rc;
+  /* Publish where my registered fields live, if they are all hs_alloc'd. */
+  int have_all = 1;
+  for (int f = 0; f < p->nfields; f++)
+    if (!p->fields[f].data) have_all = 0;
+  t->reg_direct = t->direct_ok && have_all && locate_fields(p, NULL, reg_of(t, t->ctl));
+  t->ctl->reg_direct = (uint32_t)t->reg_direct;
+  /* Make the control blocks visible to the node before anyone reads them. */
+  HS_MPI(MPI_Win_sync(t->win));
+  HS_MPI(MPI_Barrier(t->node));
+  HS_MPI(MPI_Win_sync(t->win));
+  for (int i = 0; rc == HS_OK && i < t->nintra; i++) {
+    shm_edge *e = &t->intra[i];
+    if (!e->ctl->reg_direct || !p->peers[e->peer].nrecv) continue;
+    e->sfield = hs__malloc(p, (size_t)p->nfields * sizeof(char *));
+    if (!e->sfield)
+      rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
+    else
+      rc = resolve_fields(p, p->peers[e->peer].rank, reg_of(t, e->ctl), e->sfield);
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------------ swaps */
+static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int *err) {
+  const hs_peer *pe = &p->peers[e->peer];
+  uint32_t mode = e->ctl->mode;
+  if (mode == MODE_PACKED) {
+    hs__unpack_peer(p, pe, arrays, e->seg + e->its_obox);
+    return;
+  }
+  char *local[64];
+  char **sf = e->sfield;
+  char **tmp = NULL;
+  if (mode == MODE_DIRECT_SWAP) {
+    tmp = p->nfields <= 64 ? local : malloc((size_t)p->nfields * sizeof(char *));
+    if (!tmp || resolve_fields(p, pe->rank, cur_of(t, e->ctl, p->nfields), tmp) != HS_OK) {
+      if (tmp && tmp != local) free(tmp);
+      if (!tmp) hs__error(HS_ERR_NOMEM, "shm: out of memory");
+      *err = HS_ERR_STATE;
+      return;
+    }
+    sf = tmp;
+  }
+  for (int j = 0; j < pe->nrecv; j++) {
+    const hs_section *d = &pe->recv[j];
+    const hs_section *s = &e->ssec[j];
+    copy_direct(s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
+  }
+  if (tmp && tmp != local) free(tmp);
+}
+
+static int shm_start(hs_plan p, void *const *arrays) {
+  shm_t *t = p->impl;
+  uint64_t seq = ++t->seq;
+  if (t->nr) HS_MPI(MPI_Startall(t->nr, t->rreq));
+  for (int i = 0; i < t->ns; i++) {
+    hs__pack_peer(p, &p->peers[t->speer[i]], arrays, t->sbuf + t->soff[i]);
+    HS_MPI(MPI_Start(&t->sreq[i]));
+  }
+  if (!t->nintra) return HS_OK;
+  /* Choose how my on-node readers get my data this swap. The readers finished with the
+   * previous swap's data (complete waited for that), so the outboxes and the control
+   * block are mine to overwrite. */
+  uint32_t mode = MODE_PACKED;
+  int registered = 1;
+  for (int f = 0; f < p->nfields; f++)
+    if (arrays && arrays[f] && arrays[f] != p->fields[f].data) registered = 0;
+  if (registered && t->reg_direct)
+    mode = MODE_DIRECT_REG;
+  else if (!registered && t->direct_ok && locate_fields(p, arrays, cur_of(t, t->ctl, p->nfields)))
+    mode = MODE_DIRECT_SWAP;
+  t->ctl->mode = mode;
+  if (mode == MODE_PACKED)
+    for (int i = 0; i < t->nintra; i++) {
+      const hs_peer *pe = &p->peers[t->intra[i].peer];
+      if (pe->nsend) hs__pack_peer(p, pe, arrays, t->seg + t->intra[i].my_obox);
+    }
+  HS_MPI(MPI_Win_sync(t->win));
+  if (!t->barrier) atomic_store_explicit(&t->ctl->posted, seq, memory_order_release);
+  return HS_OK;
+}
+
+static int finish_inter(hs_plan p, shm_t *t, void *const *arrays) {
+  for (int n = 0; n < t->nr; n++) {
+    int i;
+    HS_MPI(MPI_Waitany(t->nr, t->rreq, &i, MPI_STATUS_IGNORE));
+    if (i == MPI_UNDEFINED) break;
+    hs__unpack_peer(p, &p->peers[t->rpeer[i]], arrays, t->rbuf + t->roff[i]);
+  }
+  return HS_OK;
+}
+
+static int complete_barrier(hs_plan p, shm_t *t, void *const *arrays) {
+  int err = HS_OK;
+  HS_MPI(MPI_Barrier(t->node));
+  HS_MPI(MPI_Win_sync(t->win));
+  for (int i = 0; i < t->nintra; i++)
+    if (p->peers[t->intra[i].peer].nrecv) read_edge(p, t, &t->intra[i], arrays, &err);
+  int rc = finish_inter(p, t, arrays);
+  if (rc != HS_OK) return rc;
+  if (t->ns) HS_MPI(MPI_Waitall(t->ns, t->sreq, MPI_STATUSES_IGNORE));
+  /* Nobody may overwrite what a neighbour is still reading. */
+  HS_MPI(MPI_Win_sync(t->win));
+  HS_MPI(MPI_Barrier(t->node));
+  return err;
+}
+
+static int shm_complete(hs_plan p, void *const *arrays) {
+  shm_t *t = p->impl;
+  if (t->barrier) return complete_barrier(p, t, arrays);
+  uint64_t seq = t->seq;
+  int err = HS_OK;
+  int left = 0;
+  for (int i = 0; i < t->nintra; i++) {
+    t->intra[i].pending = p->peers[t->intra[i].peer].nrecv > 0;
+    left += t->intra[i].pending;
+  }
+  int rleft = t->nr;
+  unsigned spins = 0;
+  /* Read every on-node neighbour as soon as it has posted, and unpack off-node messages as
+   * they arrive, in whatever order they become ready. */
+  while (left || rleft) {
+    int progressed = 0;
+    for (int i = 0; i < t->nintra; i++) {
+      shm_edge *e = &t->intra[i];
+      if (!e->pending) continue;
+      if (atomic_load_explicit(&e->ctl->posted, memory_order_acquire) < seq) continue;
+      HS_MPI(MPI_Win_sync(t->win));
+      read_edge(p, t, e, arrays, &err);
+      HS_MPI(MPI_Win_sync(t->win));
+      atomic_store_explicit(consumed_of(t, t->ctl, e->nrank), seq, memory_order_release);
+      e->pending = 0;
+      left--;
+      progressed = 1;
+    }
+    if (rleft) {
+      int i, flag;
+      HS_MPI(MPI_Testany(t->nr, t->rreq, &i, &flag, MPI_STATUS_IGNORE));
+      if (flag && i != MPI_UNDEFINED) {
+        hs__unpack_peer(p, &p->peers[t->rpeer[i]], arrays, t->rbuf + t->roff[i]);
+        rleft--;
+        progressed = 1;
+      }
+    }
+    if (progressed)
+      spins = 0;
+    else
+      relax(&spins);
+  }
+  if (t->ns) HS_MPI(MPI_Waitall(t->ns, t->sreq, MPI_STATUSES_IGNORE));
+  /* The caller may overwrite its interior (or I my outboxes) once we return: wait until
+   * every on-node reader of this swap has finished. */
+  for (int i = 0; i < t->nintra; i++) {
+    shm_edge *e = &t->intra[i];
+    if (!p->peers[e->peer].nsend) continue;
+    _Atomic uint64_t *c = consumed_of(t, e->ctl, t->nrank);
+    spins = 0;
+    while (atomic_load_explicit(c, memory_order_acquire) < seq) relax(&spins);
+  }
+  HS_MPI(MPI_Win_sync(t->win));
+  return err;
+}
+
+static void shm_destroy(hs_plan p) {
+  shm_t *t = p->impl;
+  if (!t) return;
+  int np = p->npeers;
+  size_t sz = (size_t)(t->ninter > 0 ? t->ninter : 1);
+  if (t->rreq)
+    for (int i = 0; i < t->nr; i++)
+      if (t->rreq[i] != MPI_REQUEST_NULL) MPI_Request_free(&t->rreq[i]);
+  if (t->sreq)
+    for (int i = 0; i < t->ns; i++)
+      if (t->sreq[i] != MPI_REQUEST_NULL) MPI_Request_free(&t->sreq[i]);
+  hs__free(p, t->rreq, sz * sizeof(MPI_Request));
+  hs__free(p, t->sreq, sz * sizeof(MPI_Request));
+  hs__free(p, t->rpeer, sz * sizeof(int));
+  hs__free(p, t->speer, sz * sizeof(int));
+  hs__free(p, t->roff, sz * sizeof(size_t));
+  hs__free(p, t->soff, sz * sizeof(size_t));
+  hs__free(p, t->sbuf, t->sbytes);
+  hs__free(p, t->rbuf, t->rbytes);
+  if (t->intra)
+    for (int i = 0; i < t->nintra; i++) {
+      shm_edge *e = &t->intra[i];
+      hs__free(p, e->ssec, (size_t)(p->peers[e->peer].nrecv + 1) * sizeof(hs_section));
+      hs__free(p, e->sfield, (size_t)p->nfields * sizeof(char *));
+    }
+  hs__free(p, t->intra, (size_t)(np > 0 ? np : 1) * sizeof(shm_edge));
+  hs__free(p, t->inter, (size_t)(np > 0 ? np : 1) * sizeof(int));
+  if (t->win != MPI_WIN_NULL) {
+    if (t->win_locked) MPI_Win_unlock_all(t->win);
+    MPI_Win_free(&t->win);
+    p->transport_bytes -= t->seg_bytes;
+  }
+  if (t->node != MPI_COMM_NULL) MPI_Comm_free(&t->node);
+  hs__free(p, t, sizeof *t);
+  p->impl = NULL;
+}
+
+static const char *const shm_keys[] = {"node_size", "sync", "noncontig", "direct", NULL};
+
+const hs_transport_ops hs__transport_shm = {
+    .name = "shm",
+    .summary = "MPI-3 shared memory on the node (one copy from hs_alloc'd fields, else "
+               "pack/unpack through shared outboxes), two-sided MPI between nodes",
+    .query = NULL,
+    .setup = shm_setup,
+    .start = shm_start,
+    .complete = shm_complete,
+    .destroy = shm_destroy,
+    .option_keys = shm_keys,
+};

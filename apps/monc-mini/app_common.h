@@ -1,0 +1,87 @@
+/* Pieces shared by the mini-apps (monc-mini, brams-mini): option parsing with collective
+ * error handling, exact order-independent checksums, the transport list, and the timing
+ * summary (max and mean over ranks) printed and written as JSON. */
+#ifndef HS_APP_COMMON_H
+#define HS_APP_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "haloswap.h"
+
+#define APP_MAX_RUNS 32
+#define APP_MSG 512
+
+typedef struct {
+  const char *prog;
+  MPI_Comm comm;
+  int rank, size;
+  char err[APP_MSG]; /* first local error, empty if none */
+} app_ctx;
+
+void app_init(app_ctx *a, const char *prog, MPI_Comm comm);
+/* Record a local error (the first one wins). Returns 1 so callers can `return app_fail(..)`. */
+int app_fail(app_ctx *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Collective: if any rank recorded an error, rank 0 prints one line "prog: message" (its own
+ * message, or the lowest failing rank's) to stderr and every rank gets 1; else 0. */
+int app_agree(app_ctx *a);
+
+/* "--opt VALUE": integer in [lo, hi]; records an error naming the option otherwise. */
+int app_int(app_ctx *a, const char *opt, const char *val, long lo, long hi, int *out);
+/* "NX,NY,NZ" (or NXxNYxNZ) with every value in [lo, hi]. */
+int app_triple(app_ctx *a, const char *opt, const char *val, long lo, long hi, int out[3]);
+
+/* Transport specs to run: "all" expands to every registered transport usable on comm that
+ * the list does not name itself (so "all" plus "auto:rounds=3" runs auto with those options);
+ * rank 0 notes the unusable ones on stdout. */
+typedef struct {
+  int n;
+  char spec[APP_MAX_RUNS][128];
+} app_transports;
+int app_transport_add(app_ctx *a, app_transports *t, const char *spec);
+void app_transports_expand(app_ctx *a, app_transports *t);
+
+/* Sum of the 64-bit patterns of the doubles modulo 2^64: exact, independent of order and
+ * of the decomposition. Reduced over ranks with an integer sum. */
+uint64_t app_checksum_add(uint64_t acc, const double *x, size_t n);
+uint64_t app_checksum_reduce(MPI_Comm comm, uint64_t local);
+
+/* Timing of one run: per-rank totals over the timed steps for a set of named phases. */
+#define APP_MAX_PHASES 8
+typedef struct {
+  int nphases;
+  const char *phase[APP_MAX_PHASES]; /* communication phases */
+  double comm[APP_MAX_PHASES];       /* seconds waiting in each phase (this rank) */
+  double total;                      /* seconds of the timed steps (this rank) */
+  int steps;                         /* timed steps */
+} app_timing;
+
+typedef struct {
+  double step_max, compute_max, comm_max, step_mean, compute_mean, comm_mean;
+  double phase_max[APP_MAX_PHASES], phase_mean[APP_MAX_PHASES];
+} app_timing_summary; /* per timestep */
+
+void app_timing_summarise(MPI_Comm comm, const app_timing *t, app_timing_summary *s);
+void app_timing_print(FILE *f, const char *transport, const app_timing *t,
+                      const app_timing_summary *s);
+void app_timing_json(FILE *f, const app_timing *t, const app_timing_summary *s);
+
+/* Field memory: with shared = 1 from hs_alloc (node-shared, so the shm transport copies
+ * straight from a neighbour's field), else from calloc. Both are collective when shared: every
+ * rank allocates and frees the same arrays in the same order. Zero-filled. NULL on failure
+ * (recorded with app_fail; hs_alloc failures are already agreed by the library). */
+double *app_array(app_ctx *a, hs_decomp d, int shared, size_t n);
+void app_array_free(hs_decomp d, int shared, double *x);
+
+/* Rank 0 opens the JSON file (so a bad path fails at start, on every rank). */
+FILE *app_json_open(app_ctx *a, const char *path);
+
+void app_json_string(FILE *f, const char *s);
+
+#endif

@@ -38,6 +38,16 @@ module haloswap
      module procedure field_f64_2, field_f32_2, field_i32_2, field_i64_2
   end interface haloswap_field
 
+  !> Field memory from hs_alloc (node-shared, for the shm transport's one-copy path).
+  interface haloswap_allocate
+     module procedure alloc_f64_3
+  end interface haloswap_allocate
+  interface haloswap_deallocate
+     module procedure dealloc_f64_3
+  end interface haloswap_deallocate
+
+  public :: haloswap_allocate, haloswap_deallocate, haloswap_transport_count, &
+       haloswap_transport_name_at
   public :: haloswap_decomposition_create, haloswap_decomposition_free, haloswap_local_extent, &
        haloswap_global_offset, haloswap_procs, haloswap_coord, init_halo_communication, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
@@ -116,6 +126,23 @@ module haloswap
        import :: c_ptr
        type(c_ptr), value :: p
      end function c_transport
+     integer(c_int) function c_alloc(d, bytes, ptr) bind(c, name="hs_f_alloc")
+       import :: c_int, c_ptr, c_long_long
+       type(c_ptr), value :: d
+       integer(c_long_long), value :: bytes
+       type(c_ptr), intent(out) :: ptr
+     end function c_alloc
+     integer(c_int) function c_free(d, ptr) bind(c, name="hs_f_free")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: d, ptr
+     end function c_free
+     integer(c_int) function c_transport_count() bind(c, name="hs_f_transport_count")
+       import :: c_int
+     end function c_transport_count
+     type(c_ptr) function c_transport_name_at(i) bind(c, name="hs_f_transport_name")
+       import :: c_ptr, c_int
+       integer(c_int), value :: i
+     end function c_transport_name_at
      integer(c_size_t) function c_strlen(s) bind(c, name="strlen")
        import :: c_size_t, c_ptr
        type(c_ptr), value :: s
@@ -181,13 +208,16 @@ contains
   end function haloswap_coord
 
   ! ------------------------------------------------------------ field constructors
-  function make_field(p, kind, shp) result(f)
+  ! A non-contiguous array (a section, a strided pointer) cannot be addressed in place:
+  ! it is marked so that init_halo_communication refuses it with a clear message.
+  function make_field(p, kind, shp, contiguous) result(f)
     type(c_ptr), intent(in) :: p
     integer(c_int), intent(in) :: kind
     integer, intent(in) :: shp(:)
+    logical, intent(in) :: contiguous
     type(haloswap_field) :: f
     f%data = p
-    f%kind = kind
+    f%kind = merge(kind, -2_c_int, contiguous)
     f%extents = 1
     if (size(shp) == 3) then
       f%extents = int([shp(3), shp(2), shp(1)], c_int) ! (z,y,x) -> x, y, z
@@ -197,44 +227,52 @@ contains
   end function make_field
 
   function field_f64_3(a) result(f)
-    real(c_double), intent(inout), target, contiguous :: a(:,:,:)
+    real(c_double), intent(inout), target :: a(:,:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_F64, shape(a))
+    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1,1))
   end function field_f64_3
   function field_f32_3(a) result(f)
-    real(c_float), intent(inout), target, contiguous :: a(:,:,:)
+    real(c_float), intent(inout), target :: a(:,:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_F32, shape(a))
+    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1,1))
   end function field_f32_3
   function field_i32_3(a) result(f)
-    integer(c_int32_t), intent(inout), target, contiguous :: a(:,:,:)
+    integer(c_int32_t), intent(inout), target :: a(:,:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_I32, shape(a))
+    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1,1))
   end function field_i32_3
   function field_i64_3(a) result(f)
-    integer(c_int64_t), intent(inout), target, contiguous :: a(:,:,:)
+    integer(c_int64_t), intent(inout), target :: a(:,:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_I64, shape(a))
+    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1,1))
   end function field_i64_3
   function field_f64_2(a) result(f)
-    real(c_double), intent(inout), target, contiguous :: a(:,:)
+    real(c_double), intent(inout), target :: a(:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_F64, shape(a))
+    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1))
   end function field_f64_2
   function field_f32_2(a) result(f)
-    real(c_float), intent(inout), target, contiguous :: a(:,:)
+    real(c_float), intent(inout), target :: a(:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_F32, shape(a))
+    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1))
   end function field_f32_2
   function field_i32_2(a) result(f)
-    integer(c_int32_t), intent(inout), target, contiguous :: a(:,:)
+    integer(c_int32_t), intent(inout), target :: a(:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_I32, shape(a))
+    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1))
   end function field_i32_2
   function field_i64_2(a) result(f)
-    integer(c_int64_t), intent(inout), target, contiguous :: a(:,:)
+    integer(c_int64_t), intent(inout), target :: a(:,:)
     type(haloswap_field) :: f
-    f = make_field(c_loc(a), T_I64, shape(a))
+    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
+    if (size(a) > 0) f%data = c_loc(a(1,1))
   end function field_i64_2
 
   ! ------------------------------------------------------------ MONC API
@@ -370,20 +408,61 @@ contains
   function haloswap_transport_name(hs) result(name)
     type(halo_communication_type), intent(in) :: hs
     character(len=:), allocatable :: name
+    name = c_string(c_transport(hs%plan))
+  end function haloswap_transport_name
+
+  !> Number of transports built into the library; names by haloswap_transport_name_at(1..n).
+  integer function haloswap_transport_count()
+    haloswap_transport_count = int(c_transport_count())
+  end function haloswap_transport_count
+
+  function haloswap_transport_name_at(i) result(name)
+    integer, intent(in) :: i
+    character(len=:), allocatable :: name
+    name = c_string(c_transport_name_at(int(i - 1, c_int)))
+  end function haloswap_transport_name_at
+
+  function c_string(p) result(str)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: str
     character(kind=c_char), pointer :: s(:)
-    type(c_ptr) :: p
     integer :: n, i
-    p = c_transport(hs%plan)
     if (.not. c_associated(p)) then
-      name = ""
+      str = ""
       return
     end if
     n = int(c_strlen(p))
     call c_f_pointer(p, s, [n])
-    allocate(character(len=n) :: name)
+    allocate(character(len=n) :: str)
     do i = 1, n
-      name(i:i) = s(i)
+      str(i:i) = s(i)
     end do
-  end function haloswap_transport_name
+  end function c_string
+
+  !> Allocate a(lower(1):upper(1), lower(2):upper(2), lower(3):upper(3)) with hs_alloc
+  !> (collective; every rank allocates the same fields in the same order).
+  subroutine alloc_f64_3(decomp, a, lower, upper, ierr)
+    type(haloswap_decomposition), intent(in) :: decomp
+    real(c_double), pointer, intent(out) :: a(:,:,:)
+    integer, intent(in) :: lower(3), upper(3)
+    integer, intent(out) :: ierr
+    real(c_double), pointer :: flat(:,:,:)
+    type(c_ptr) :: p
+    integer :: n(3)
+    n = max(upper - lower + 1, 0)
+    nullify(a)
+    ierr = int(c_alloc(decomp%ptr, product(int(n, c_long_long)) * 8_c_long_long, p))
+    if (ierr /= HALOSWAP_OK) return
+    call c_f_pointer(p, flat, n)
+    a(lower(1):, lower(2):, lower(3):) => flat
+  end subroutine alloc_f64_3
+
+  subroutine dealloc_f64_3(decomp, a, ierr)
+    type(haloswap_decomposition), intent(in) :: decomp
+    real(c_double), pointer, intent(inout) :: a(:,:,:)
+    integer, intent(out) :: ierr
+    ierr = int(c_free(decomp%ptr, c_loc(a)))
+    nullify(a)
+  end subroutine dealloc_f64_3
 
 end module haloswap

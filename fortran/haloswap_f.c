@@ -35,6 +35,13 @@ int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *da
   hs_field *fields = calloc((size_t)(nfields > 0 ? nfields : 1), sizeof *fields);
   if (!fields) rc = hs__error(HS_ERR_NOMEM, "init_halo_communication: out of memory");
   for (int f = 0; f < nfields && rc == HS_OK; f++) {
+    if (types[f] == -2) {
+      rc = hs__error(HS_ERR_ARG,
+                     "init_halo_communication: fields(%d) is not contiguous; haloswap_field "
+                     "needs the whole array (no section or strided pointer)",
+                     f + 1);
+      break;
+    }
     fields[f] = hs_field_array((hs_type)types[f], datas[f], HS_LAYOUT_ZFAST, 0);
     for (int a = 0; a < d->ndims && rc == HS_OK; a++) {
       int extra = shapes[3 * f + a] - d->local[a];
@@ -95,3 +102,11 @@ const char *hs_f_transport(hs_plan p) { return hs_plan_transport(p); }
 int hs_f_error_source_data(int given, int want) {
   return hs__error(HS_ERR_ARG, "source_data has %d fields but the plan has %d", given, want);
 }
+
+int hs_f_alloc(hs_decomp d, long long bytes, void **ptr) {
+  if (bytes < 0) return hs__error(HS_ERR_ARG, "haloswap_allocate: size %lld is negative", bytes);
+  return hs_alloc(d, (size_t)bytes, ptr);
+}
+int hs_f_free(hs_decomp d, void *ptr) { return hs_free(d, ptr); }
+int hs_f_transport_count(void) { return hs_transport_count(); }
+const char *hs_f_transport_name(int i) { return hs_transport_name(i); }

@@ -239,6 +239,17 @@ const char *hs_transport_id_name(hs_transport_id id) {
   return id_names[id];
 }
 
+/* Set while a transport creates a plan of its own (auto's candidates): HALOSWAP_OPTIONS was
+ * meant for the outer plan, whose transport has already accepted it. */
+static _Thread_local int nested_create;
+
+int hs__plan_create_nested(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
+  nested_create++;
+  int rc = hs_plan_create(d, desc, out);
+  nested_create--;
+  return rc;
+}
+
 static int resolve_transport(hs_plan p, const hs_plan_desc *desc) {
   const char *spec = desc->transport_name;
   if (!spec) {
@@ -256,7 +267,8 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc) {
   p->transport_name[n] = 0;
   for (char *c = p->transport_name; *c; c++)
     if (*c == '_') *c = '-';
-  int rc = add_options(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
+  int rc = HS_OK;
+  if (!nested_create) rc = add_options(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
   if (rc == HS_OK && colon) rc = add_options(p, colon + 1, "transport name");
   if (rc == HS_OK) rc = add_options(p, desc->options, "options");
   if (rc != HS_OK) return rc;

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The standard study behind `make bench`: the MONC-case swap (local 16x16x256 z-fast, depth 2,
+# box stencil, 30 float64 fields, z whole, periodic x,y) on 2 ranks with every transport on
+# every MPI library given, then the full study and report (bench/study.py) when python3 is
+# there. Usage: bench/run-standard.sh BUILD_DIR MPI...   (e.g. build openmpi mpich)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-build}"
+shift || true
+mpis=("$@")
+[ ${#mpis[@]} -gt 0 ] || mpis=(openmpi mpich)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+if command -v python3 >/dev/null 2>&1 && [ -f "$here/study.py" ]; then
+  exec python3 "$here/study.py" --build "$build" --mpis "${mpis[@]}" --preset standard
+fi
+
+# Without python3: the MONC table only.
+out="$here/results"
+mkdir -p "$out"
+for mpi in "${mpis[@]}"; do
+  exe="$build/$mpi/bench/hs_bench"
+  mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/$mpi/CMakeCache.txt")
+  flags=()
+  [ "$mpi" = openmpi ] && flags=(--oversubscribe)
+  "$mpiexec" "${flags[@]}" -n 2 "$exe" --local 16,16,256 --depth 2 --stencil box --fields 30 \
+    --json "$out/monc-np2-$mpi.json" --csv "$out/monc-np2-$mpi.csv"
+done
+echo "make bench: results in $out (install python3 for the full report)"

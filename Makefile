@@ -29,12 +29,13 @@ $(BUILD)/%/CMakeCache.txt: | deps
 	  -DMPI_C_COMPILER=$(mpicc_$*) -DMPI_Fortran_COMPILER=$(mpif90_$*) \
 	  -DMPIEXEC_EXECUTABLE=$(mpiexec_$*) >/dev/null
 
-build-%: deps $(BUILD)/%/CMakeCache.txt
+# Static pattern rules: make skips implicit-rule search for phony targets.
+$(addprefix build-,$(MPIS)): build-%: deps $(BUILD)/%/CMakeCache.txt
 	cmake --build $(BUILD)/$* -j $(JOBS)
 
 build: $(addprefix build-,$(MPIS))
 
-test-%: build-%
+$(addprefix test-,$(MPIS)): test-%: build-%
 	cd $(BUILD)/$* && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 test: $(addprefix test-,$(MPIS))

@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
   pd.fields = f;
   pd.transport_name = "p2p:persistnet=1";
   expect("unknown transport option", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "has no option 'persistnet' (options: persistent)");
+         "has no option 'persistnet' (options: persistent, dtype)");
 
   hs_plan_desc_init(&pd);
   pd.nfields = 1;

@@ -87,6 +87,23 @@ static inline int64_t tget(const void *data, hs_type t, size_t k) {
   }
 }
 
+/* Copy box r of a field to (to_buf) or from a contiguous buffer, z fastest then y then x: the
+ * order haloswap's policy hooks use. */
+static inline void tfield_box_copy(const tfield *tf, void *data, const hs_region *r, void *buf,
+                                   int to_buf) {
+  size_t e = hs_type_size(tf->type), n = 0;
+  int i[3];
+  for (i[0] = r->lo[0]; i[0] < r->lo[0] + r->count[0]; i[0]++)
+    for (i[1] = r->lo[1]; i[1] < r->lo[1] + r->count[1]; i[1]++)
+      for (i[2] = r->lo[2]; i[2] < r->lo[2] + r->count[2]; i[2]++, n++) {
+        char *cell = (char *)data + tfield_index(tf, i) * e, *b = (char *)buf + n * e;
+        if (to_buf)
+          memcpy(b, cell, e);
+        else
+          memcpy(cell, b, e);
+      }
+}
+
 /* Geometry a checker needs: the decomposition and what the plan swaps. */
 typedef struct {
   int ndims;

@@ -68,22 +68,12 @@ typedef struct {
 
 static void hook_pack(void *ctx, const hs_region *r, void *buf) {
   hook_ctx *h = ctx;
-  size_t e = hs_type_size(h->tf->type), n = 0;
-  int i[3];
-  for (i[0] = r->lo[0]; i[0] < r->lo[0] + r->count[0]; i[0]++)
-    for (i[1] = r->lo[1]; i[1] < r->lo[1] + r->count[1]; i[1]++)
-      for (i[2] = r->lo[2]; i[2] < r->lo[2] + r->count[2]; i[2]++, n++)
-        memcpy((char *)buf + n * e, (char *)h->data + tfield_index(h->tf, i) * e, e);
+  tfield_box_copy(h->tf, h->data, r, buf, 1);
 }
 
 static void hook_unpack(void *ctx, const hs_region *r, const void *buf) {
   hook_ctx *h = ctx;
-  size_t e = hs_type_size(h->tf->type), n = 0;
-  int i[3];
-  for (i[0] = r->lo[0]; i[0] < r->lo[0] + r->count[0]; i[0]++)
-    for (i[1] = r->lo[1]; i[1] < r->lo[1] + r->count[1]; i[1]++)
-      for (i[2] = r->lo[2]; i[2] < r->lo[2] + r->count[2]; i[2]++, n++)
-        memcpy((char *)h->data + tfield_index(h->tf, i) * e, (const char *)buf + n * e, e);
+  tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
 }
 
 static const hs_type type_cycle[4] = {HS_FLOAT64, HS_FLOAT32, HS_INT32, HS_INT64};

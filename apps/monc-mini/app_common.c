@@ -225,3 +225,21 @@ void app_array_free(hs_decomp d, int shared, double *x) {
   else
     free(x);
 }
+
+hs_decomp app_decomp(app_ctx *a, const int global[3], const int procs[2], int periodic_xy) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.ndims = 3;
+  for (int i = 0; i < 3; i++) dd.global[i] = global[i];
+  dd.procs[0] = procs[0];
+  dd.procs[1] = procs[1];
+  dd.procs[2] = 1;
+  dd.periodic[0] = dd.periodic[1] = periodic_xy;
+  dd.periodic[2] = 0;
+  hs_decomp d = NULL;
+  if (hs_decomp_create(a->comm, &dd, &d) != HS_OK) {
+    app_fail(a, "decomposition: %s", hs_error_message());
+    return NULL;
+  }
+  return d;
+}

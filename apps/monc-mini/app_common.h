@@ -76,6 +76,9 @@ void app_timing_json(FILE *f, const app_timing *t, const app_timing_summary *s);
  * straight from a neighbour's field), else from calloc. Both are collective when shared: every
  * rank allocates and frees the same arrays in the same order. Zero-filled. NULL on failure
  * (recorded with app_fail; hs_alloc failures are already agreed by the library). */
+/* 3D decomposition over comm with z whole, procs[0] x procs[1] ranks (0 = chosen), periodic
+ * or walled in x and y; on failure records the message (agree with app_agree) and returns NULL. */
+hs_decomp app_decomp(app_ctx *a, const int global[3], const int procs[2], int periodic_xy);
 double *app_array(app_ctx *a, hs_decomp d, int shared, size_t n);
 void app_array_free(hs_decomp d, int shared, double *x);
 

@@ -523,18 +523,7 @@ int main(int argc, char **argv) {
   if (app_agree(&a)) goto fail;
   app_transports_expand(&a, &o.tr);
 
-  hs_decomp d = NULL;
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.ndims = 3;
-  for (int i = 0; i < 3; i++) dd.global[i] = o.global[i];
-  dd.procs[0] = procs[0];
-  dd.procs[1] = procs[1];
-  dd.procs[2] = 1;
-  dd.periodic[0] = dd.periodic[1] = 1;
-  dd.periodic[2] = 0;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK)
-    app_fail(&a, "decomposition: %s", hs_error_message());
+  hs_decomp d = app_decomp(&a, o.global, procs, 1);
   if (app_agree(&a)) goto fail;
 
   int nprog = 4 + o.nq, nf = 2 * nprog + 1;

@@ -39,6 +39,18 @@ static void entry_release(hs_shalloc *e) {
   free(e);
 }
 
+/* Undo a shared window made on this node only (the others fell back to plain memory). */
+static void unshare(hs_shalloc *e) {
+  MPI_Win_free(&e->win);
+  MPI_Comm_free(&e->node);
+  free(e->ranks);
+  free(e->bases);
+  free(e->sizes);
+  e->ranks = NULL;
+  e->bases = NULL;
+  e->sizes = NULL;
+}
+
 /* Try a shared window; returns 1 on success (e filled), 0 if this rank could not. */
 static int try_shared(hs_decomp d, size_t bytes, hs_shalloc *e) {
   if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &e->node) !=
@@ -86,14 +98,7 @@ static int try_shared(hs_decomp d, size_t bytes, hs_shalloc *e) {
   MPI_Group_free(&gd);
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, e->node);
   if (!all) {
-    MPI_Win_free(&e->win);
-    MPI_Comm_free(&e->node);
-    free(e->ranks);
-    free(e->bases);
-    free(e->sizes);
-    e->ranks = NULL;
-    e->bases = NULL;
-    e->sizes = NULL;
+    unshare(e);
     return 0;
   }
   /* An id every node rank agrees on, never reused by this process. */
@@ -129,14 +134,7 @@ int hs_alloc(hs_decomp d, size_t bytes, void **ptr) {
   int allshared = 0;
   MPI_Allreduce(&shared, &allshared, 1, MPI_INT, MPI_MIN, d->comm);
   if (shared && !allshared) {
-    MPI_Win_free(&e->win);
-    MPI_Comm_free(&e->node);
-    free(e->ranks);
-    free(e->bases);
-    free(e->sizes);
-    e->ranks = NULL;
-    e->bases = NULL;
-    e->sizes = NULL;
+    unshare(e);
     shared = 0;
   }
   if (!shared) {

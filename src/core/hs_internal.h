@@ -6,6 +6,7 @@
 #include "haloswap.h"
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define HS_MAX_OFFSETS 26
 #define HS_MAX_OPTIONS 16
@@ -85,6 +86,17 @@ typedef struct {
   const char *help;           /* one line */
 } hs_option_spec;
 
+/* Spec entries, one per line in a transport's table. */
+#define HS_OPTION_BOOL(key, def, type, member, help) \
+  {key, HS_OPT_BOOL, def, 0, 0, NULL, offsetof(type, member), help}
+#define HS_OPTION_INT(key, def, lo, hi, type, member, help) \
+  {key, HS_OPT_INT, def, lo, hi, NULL, offsetof(type, member), help}
+#define HS_OPTION_CHOICE(key, def, choices, type, member, help) \
+  {key, HS_OPT_CHOICE, def, 0, 0, choices, offsetof(type, member), help}
+#define HS_OPTION_STRING(key, def, type, member, help) \
+  {key, HS_OPT_STRING, def, 0, 0, NULL, offsetof(type, member), help}
+#define HS_OPTIONS_END {NULL, HS_OPT_BOOL, NULL, 0, 0, NULL, 0, NULL}
+
 typedef struct {
   char key[HS_OPT_KEY_LEN];
   char val[HS_OPT_VAL_LEN];
@@ -160,6 +172,29 @@ typedef struct hs_transport_ops {
   /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
   void (*describe)(hs_plan p, char *buf, size_t len);
 } hs_transport_ops;
+
+/* Defines transport `sym`, whose functions are prefix_setup, _start, _complete, _destroy and
+ * whose options fill a `config_type`; the last arguments add optional members (HS_OPS_NO_EXTRA: none). */
+#define HS_DEFINE_TRANSPORT(sym, prefix, name_, id_, flags_, summary_, options_, config_type, \
+                            ...)                                                              \
+  const hs_transport_ops sym = {.name = name_,                                                \
+                                .id = id_,                                                    \
+                                .flags = flags_,                                              \
+                                .summary = summary_,                                          \
+                                .options = options_,                                          \
+                                .config_size = sizeof(config_type),                           \
+                                .setup = prefix##_setup,                                      \
+                                .start = prefix##_start,                                      \
+                                .complete = prefix##_complete,                                \
+                                .destroy = prefix##_destroy,                                  \
+                                __VA_ARGS__}
+#define HS_OPS_NO_EXTRA .query = NULL
+typedef struct {
+  char none;
+} hs_no_config; /* for a transport without options */
+
+/* The transport's private state: zeroed, accounted, stored in p->impl. */
+void *hs__impl_new(hs_plan p, size_t bytes);
 
 /* ---- errors */
 int hs__error(int code, const char *fmt, ...)

@@ -33,3 +33,9 @@ void hs__free(hs_plan p, void *ptr) {
 }
 
 void hs__account(hs_plan p, int64_t bytes) { p->transport_bytes += (uint64_t)bytes; }
+
+void *hs__impl_new(hs_plan p, size_t bytes) {
+  p->impl = hs__calloc(p, bytes);
+  if (!p->impl) hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
+  return p->impl;
+}

@@ -39,30 +39,24 @@ static char *elem_ptr(const hs_plan p, int f, int x, int y, int z) {
   return (char *)fi->data + e * (ptrdiff_t)fi->elem;
 }
 
-/* Box <-> buffer in z-fastest order. */
-static void read_box(const hs_plan p, const hs_region *b, char *buf) {
+/* Box <-> buffer in z-fastest order (to_buf: read the box). */
+static void box_io(const hs_plan p, const hs_region *b, char *buf, int to_buf) {
   const hs_fieldinfo *fi = &p->fields[b->field];
   if (fi->pack) {
-    fi->pack(fi->ctx, b, buf);
+    if (to_buf) fi->pack(fi->ctx, b, buf);
+    else fi->unpack(fi->ctx, b, buf);
     return;
   }
   for (int x = 0; x < b->count[0]; x++)
     for (int y = 0; y < b->count[1]; y++)
-      for (int z = 0; z < b->count[2]; z++, buf += fi->elem)
-        memcpy(buf, elem_ptr(p, b->field, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z), fi->elem);
+      for (int z = 0; z < b->count[2]; z++, buf += fi->elem) {
+        char *e = elem_ptr(p, b->field, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z);
+        memcpy(to_buf ? buf : e, to_buf ? e : buf, fi->elem);
+      }
 }
 
-static void write_box(const hs_plan p, const hs_region *b, const char *buf) {
-  const hs_fieldinfo *fi = &p->fields[b->field];
-  if (fi->unpack) {
-    fi->unpack(fi->ctx, b, buf);
-    return;
-  }
-  for (int x = 0; x < b->count[0]; x++)
-    for (int y = 0; y < b->count[1]; y++)
-      for (int z = 0; z < b->count[2]; z++, buf += fi->elem)
-        memcpy(elem_ptr(p, b->field, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z), buf, fi->elem);
-}
+static void read_box(const hs_plan p, const hs_region *b, char *buf) { box_io(p, b, buf, 1); }
+static void write_box(const hs_plan p, const hs_region *b, char *buf) { box_io(p, b, buf, 0); }
 
 /* The value of global cell g of field f, exact in every hs_type; -1 is the sentinel. */
 static void value(const hs_plan p, int f, const int g[3], int sentinel, char *out) {

@@ -27,15 +27,15 @@ typedef struct {
 } auto_config;
 
 static const hs_option_spec auto_options[] = {
-    {"candidates", HS_OPT_STRING, "", 0, 0, NULL, offsetof(auto_config, candidates),
-     "transports to try, '+'-separated, each with its own options (empty: every other one)"},
-    {"rounds", HS_OPT_INT, "7", 1, AUTO_MAX_ROUNDS, NULL, offsetof(auto_config, rounds),
-     "timed rounds per candidate (fewer, not below 3, when swaps are slow, unless given)"},
-    {"swaps", HS_OPT_INT, "0", 0, 10000, NULL, offsetof(auto_config, swaps),
-     "swaps per round (0: as many as fit about 4 ms, at most 50)"},
-    {"verbose", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(auto_config, verbose),
-     "print the choice and every candidate's timings on rank 0"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTION_STRING("candidates", "", auto_config, candidates,
+     "transports to try, '+'-separated, each with its own options (empty: every other one)"),
+    HS_OPTION_INT("rounds", "7", 1, AUTO_MAX_ROUNDS, auto_config, rounds,
+     "timed rounds per candidate (fewer, not below 3, when swaps are slow, unless given)"),
+    HS_OPTION_INT("swaps", "0", 0, 10000, auto_config, swaps,
+     "swaps per round (0: as many as fit about 4 ms, at most 50)"),
+    HS_OPTION_BOOL("verbose", "0", auto_config, verbose,
+     "print the choice and every candidate's timings on rank 0"),
+    HS_OPTIONS_END};
 
 typedef struct {
   char spec[HS_OPT_VAL_LEN];
@@ -163,9 +163,8 @@ static void validate(hs_plan p, auto_t *t, hs_oracle *o) {
 
 static int auto_setup(hs_plan p) {
   const auto_config *cfg = p->config;
-  auto_t *t = hs__calloc(p, sizeof *t);
-  if (!t) return hs__error(HS_ERR_NOMEM, "auto: out of memory");
-  p->impl = t;
+  auto_t *t = hs__impl_new(p, sizeof *t);
+  if (!t) return HS_ERR_NOMEM;
   t->chosen = -1;
   t->rounds = cfg->rounds;
   t->swaps = cfg->swaps;
@@ -338,17 +337,8 @@ static void print_report(hs_plan p, FILE *out) {
   fflush(out);
 }
 
-const hs_transport_ops hs__transport_auto = {
-    .name = "auto",
-    .id = HS_TRANSPORT_AUTO,
-    .flags = HS_OPS_DELEGATES,
-    .summary = "measures every usable transport on the plan at creation and uses the fastest",
-    .options = auto_options,
-    .config_size = sizeof(auto_config),
-    .setup = auto_setup,
-    .start = auto_start,
-    .complete = auto_complete,
-    .destroy = auto_destroy,
-    .delegate = auto_delegate,
-    .describe = auto_describe,
-};
+HS_DEFINE_TRANSPORT(hs__transport_auto, auto, "auto", HS_TRANSPORT_AUTO, HS_OPS_DELEGATES,
+                    "measures every usable transport on the plan at creation and uses the "
+                    "fastest",
+                    auto_options, auto_config,
+                    .delegate = auto_delegate, .describe = auto_describe);

@@ -29,12 +29,11 @@ typedef struct {
 } nbr_config;
 
 static const hs_option_spec nbr_options[] = {
-    {"pack", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(nbr_config, pack),
-     "pack into one buffer per direction and use MPI_Ineighbor_alltoallv"},
-    {"persistent", HS_OPT_BOOL, NBR_PERSISTENT_DEFAULT, 0, 0, NULL,
-     offsetof(nbr_config, persistent),
-     "MPI_Neighbor_alltoallw_init for the registered arrays (needs MPI-4)"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTION_BOOL("pack", "0", nbr_config, pack,
+     "pack into one buffer per direction and use MPI_Ineighbor_alltoallv"),
+    HS_OPTION_BOOL("persistent", NBR_PERSISTENT_DEFAULT, nbr_config, persistent,
+     "MPI_Neighbor_alltoallw_init for the registered arrays (needs MPI-4)"),
+    HS_OPTIONS_END};
 
 typedef struct {
   MPI_Comm graph;
@@ -116,9 +115,8 @@ static int setup_packed(hs_plan p, nbr_t *t) {
 
 static int nbr_setup(hs_plan p) {
   const nbr_config *c = p->config;
-  nbr_t *t = hs__calloc(p, sizeof *t);
-  if (!t) return hs__error(HS_ERR_NOMEM, "nbr: out of memory");
-  p->impl = t;
+  nbr_t *t = hs__impl_new(p, sizeof *t);
+  if (!t) return HS_ERR_NOMEM;
   t->graph = MPI_COMM_NULL;
   t->req = t->preq = MPI_REQUEST_NULL;
   t->np = p->npeers;
@@ -196,15 +194,7 @@ static void nbr_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_nbr = {
-    .name = "nbr",
-    .id = HS_TRANSPORT_NBR,
-    .summary = "MPI neighbourhood collectives: dist graph + Ineighbor_alltoallw on field "
-               "datatypes (persistent with MPI-4)",
-    .options = nbr_options,
-    .config_size = sizeof(nbr_config),
-    .setup = nbr_setup,
-    .start = nbr_start,
-    .complete = nbr_complete,
-    .destroy = nbr_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_nbr, nbr, "nbr", HS_TRANSPORT_NBR, 0,
+                    "MPI neighbourhood collectives: dist graph + Ineighbor_alltoallw on field "
+                    "datatypes (persistent with MPI-4)",
+                    nbr_options, nbr_config, HS_OPS_NO_EXTRA);

@@ -10,11 +10,11 @@
 #include <stddef.h>
 
 static const hs_option_spec p2p_options[] = {
-    {"dtype", HS_OPT_BOOL, "1", 0, 0, NULL, offsetof(hs_twosided_config, dtype),
-     "send and receive straight from the fields with derived datatypes (0: pack)"},
-    {"persistent", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(hs_twosided_config, persistent),
-     "persistent requests for the registered arrays"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTION_BOOL("dtype", "1", hs_twosided_config, dtype,
+     "send and receive straight from the fields with derived datatypes (0: pack)"),
+    HS_OPTION_BOOL("persistent", "0", hs_twosided_config, persistent,
+     "persistent requests for the registered arrays"),
+    HS_OPTIONS_END};
 
 static int p2p_setup(hs_plan p) {
   return hs__twosided_create(p, NULL, 0, p->config, (hs_twosided **)&p->impl);
@@ -33,15 +33,6 @@ static void p2p_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_p2p = {
-    .name = "p2p",
-    .id = HS_TRANSPORT_P2P,
-    .flags = HS_OPS_DEFAULT,
-    .summary = "two-sided MPI: one message per peer, derived datatypes or packed",
-    .options = p2p_options,
-    .config_size = sizeof(hs_twosided_config),
-    .setup = p2p_setup,
-    .start = p2p_start,
-    .complete = p2p_complete,
-    .destroy = p2p_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_p2p, p2p, "p2p", HS_TRANSPORT_P2P, HS_OPS_DEFAULT,
+                    "two-sided MPI: one message per peer, derived datatypes or packed",
+                    p2p_options, hs_twosided_config, HS_OPS_NO_EXTRA);

@@ -26,13 +26,13 @@ static const char *const drive_vals[] = {"put", "get", NULL};
 static const char *const epoch_vals[] = {"auto", "early", "naive", NULL};
 
 static const hs_option_spec fence_options[] = {
-    {"drive", HS_OPT_CHOICE, "put", 0, 0, drive_vals, offsetof(fence_config, drive),
-     "neighbours put into my window, or get from theirs"},
-    {"epoch", HS_OPT_CHOICE, "auto", 0, 0, epoch_vals, offsetof(fence_config, epoch),
+    HS_OPTION_CHOICE("drive", "put", drive_vals, fence_config, drive,
+     "neighbours put into my window, or get from theirs"),
+    HS_OPTION_CHOICE("epoch", "auto", epoch_vals, fence_config, epoch,
      "open the next epoch at the end of complete (early) or in start (naive); auto: early "
-     "for put, naive for get"},
+     "for put, naive for get"),
     RMA_COMMON_OPTIONS(fence_config),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTIONS_END};
 
 typedef struct {
   rma_t *r;
@@ -47,9 +47,8 @@ static int fence(fence_t *f, int assert_bits, const char *what) {
 
 static int fence_setup(hs_plan p) {
   const fence_config *c = p->config;
-  fence_t *f = hs__calloc(p, sizeof *f);
-  p->impl = f;
-  if (!f) return hs__error(HS_ERR_NOMEM, "rma-fence: out of memory");
+  fence_t *f = hs__impl_new(p, sizeof *f);
+  if (!f) return HS_ERR_NOMEM;
   f->get = c->drive == DRIVE_GET;
   if (f->get && c->epoch == EPOCH_EARLY)
     return hs__error(HS_ERR_ARG,
@@ -115,14 +114,6 @@ static void fence_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_rma_fence = {
-    .name = "rma-fence",
-    .id = HS_TRANSPORT_RMA_FENCE,
-    .summary = "MPI-3 RMA, MPI_Win_fence epochs; put-driven (default) or get-driven",
-    .options = fence_options,
-    .config_size = sizeof(fence_config),
-    .setup = fence_setup,
-    .start = fence_start,
-    .complete = fence_complete,
-    .destroy = fence_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_rma_fence, fence, "rma-fence", HS_TRANSPORT_RMA_FENCE, 0,
+                    "MPI-3 RMA, MPI_Win_fence epochs; put-driven (default) or get-driven",
+                    fence_options, fence_config, HS_OPS_NO_EXTRA);

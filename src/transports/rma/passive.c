@@ -36,14 +36,14 @@ static const char *const epoch_vals[] = {"early", "naive", NULL};
 static const char *const notify_vals[] = {"msg", "ibarrier", NULL};
 static const char *const sync_vals[] = {"auto", "always", NULL};
 static const hs_option_spec passive_options[] = {
-    {"epoch", HS_OPT_CHOICE, "early", 0, 0, epoch_vals, offsetof(passive_config, epoch),
-     "lock_all once at plan creation (early) or per swap (naive)"},
-    {"notify", HS_OPT_CHOICE, "msg", 0, 0, notify_vals, offsetof(passive_config, notify),
-     "zero-byte message per neighbour, or one MPI_Ibarrier"},
-    {"winsync", HS_OPT_CHOICE, "auto", 0, 0, sync_vals, offsetof(passive_config, winsync),
-     "MPI_Win_sync before reading: when the memory model is separate (auto), or always"},
+    HS_OPTION_CHOICE("epoch", "early", epoch_vals, passive_config, epoch,
+     "lock_all once at plan creation (early) or per swap (naive)"),
+    HS_OPTION_CHOICE("notify", "msg", notify_vals, passive_config, notify,
+     "zero-byte message per neighbour, or one MPI_Ibarrier"),
+    HS_OPTION_CHOICE("winsync", "auto", sync_vals, passive_config, winsync,
+     "MPI_Win_sync before reading: when the memory model is separate (auto), or always"),
     RMA_COMMON_OPTIONS(passive_config),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTIONS_END};
 
 static int lock_all(passive_t *a) {
   int mrc = MPI_Win_lock_all(rma_assert(a->r, MPI_MODE_NOCHECK), a->r->win);
@@ -75,9 +75,8 @@ static int sync_for_read(hs_plan p, passive_t *a) {
 
 static int passive_setup(hs_plan p) {
   const passive_config *c = p->config;
-  passive_t *a = hs__calloc(p, sizeof *a);
-  p->impl = a;
-  if (!a) return hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
+  passive_t *a = hs__impl_new(p, sizeof *a);
+  if (!a) return HS_ERR_NOMEM;
   a->early = c->epoch == 0;
   a->ibarrier = c->notify;
   a->always_sync = c->winsync;
@@ -164,15 +163,8 @@ static void passive_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_rma_passive = {
-    .name = "rma-passive",
-    .id = HS_TRANSPORT_RMA_PASSIVE,
-    .summary = "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
-               "double-buffered window",
-    .options = passive_options,
-    .config_size = sizeof(passive_config),
-    .setup = passive_setup,
-    .start = passive_start,
-    .complete = passive_complete,
-    .destroy = passive_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_rma_passive, passive, "rma-passive", HS_TRANSPORT_RMA_PASSIVE,
+                    0,
+                    "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
+                    "double-buffered window",
+                    passive_options, passive_config, HS_OPS_NO_EXTRA);

@@ -26,10 +26,10 @@ typedef struct {
 
 static const char *const epoch_vals[] = {"early", "naive", NULL};
 static const hs_option_spec pscw_options[] = {
-    {"epoch", HS_OPT_CHOICE, "early", 0, 0, epoch_vals, offsetof(pscw_config, epoch),
-     "post the next exposure epoch at the end of complete (early) or in start (naive)"},
+    HS_OPTION_CHOICE("epoch", "early", epoch_vals, pscw_config, epoch,
+     "post the next exposure epoch at the end of complete (early) or in start (naive)"),
     RMA_COMMON_OPTIONS(pscw_config),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTIONS_END};
 
 static int open_epochs(pscw_t *w) {
   /* Post first: a neighbour blocked in its start waits for exactly this. */
@@ -54,9 +54,8 @@ static int close_epochs(pscw_t *w) {
 
 static int pscw_setup(hs_plan p) {
   const pscw_config *c = p->config;
-  pscw_t *w = hs__calloc(p, sizeof *w);
-  p->impl = w;
-  if (!w) return hs__error(HS_ERR_NOMEM, "rma-pscw: out of memory");
+  pscw_t *w = hs__impl_new(p, sizeof *w);
+  if (!w) return HS_ERR_NOMEM;
   w->gin = w->gout = MPI_GROUP_NULL;
   w->early = c->epoch == 0;
   static const rma_layout l = {RMA_WIN_RECV, 1, 0};
@@ -99,14 +98,6 @@ static void pscw_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_rma_pscw = {
-    .name = "rma-pscw",
-    .id = HS_TRANSPORT_RMA_PSCW,
-    .summary = "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
-    .options = pscw_options,
-    .config_size = sizeof(pscw_config),
-    .setup = pscw_setup,
-    .start = pscw_start,
-    .complete = pscw_complete,
-    .destroy = pscw_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_rma_pscw, pscw, "rma-pscw", HS_TRANSPORT_RMA_PSCW, 0,
+                    "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
+                    pscw_options, pscw_config, HS_OPS_NO_EXTRA);

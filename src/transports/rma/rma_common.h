@@ -24,13 +24,14 @@ typedef struct {
 
 extern const char *const hs__rma_window_vals[];
 /* The common option specs, for a mode whose config struct is `type` (member `common`). */
-#define RMA_COMMON_OPTIONS(type)                                                              \
-  {"dtype", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(type, common.dtype),                      \
-   "origin side through derived datatypes (0: pack into a staging buffer)"},                 \
-  {"assert", HS_OPT_BOOL, "1", 0, 0, NULL, offsetof(type, common.use_assert),                \
-   "pass MPI_MODE_* assertions where they are legal"},                                       \
-  {"window", HS_OPT_CHOICE, "auto", 0, 0, hs__rma_window_vals, offsetof(type, common.window), \
-   "MPI_Win_allocate, or MPI_Alloc_mem + MPI_Win_create (auto: what is safe here)"}
+#define RMA_COMMON_OPTIONS(type)                                                            \
+  HS_OPTION_BOOL("dtype", "0", type, common.dtype,                                          \
+                 "origin side through derived datatypes (0: pack into a staging buffer)"),  \
+      HS_OPTION_BOOL("assert", "1", type, common.use_assert,                                \
+                     "pass MPI_MODE_* assertions where they are legal"),                    \
+      HS_OPTION_CHOICE("window", "auto", hs__rma_window_vals, type, common.window,          \
+                       "MPI_Win_allocate, or MPI_Alloc_mem + MPI_Win_create (auto: what is " \
+                       "safe here)")
 
 /* How a mode uses the window. */
 typedef struct {

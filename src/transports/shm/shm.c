@@ -59,15 +59,15 @@ typedef struct {
 
 static const char *const sync_vals[] = {"flags", "barrier", NULL};
 static const hs_option_spec shm_options[] = {
-    {"node_size", HS_OPT_INT, "0", 0, 1 << 20, NULL, offsetof(shm_config, node_size),
-     "virtual nodes of N consecutive ranks (0: the physical node)"},
-    {"sync", HS_OPT_CHOICE, "flags", 0, 0, sync_vals, offsetof(shm_config, sync_barrier),
-     "neighbour-only counters, or two node-wide barriers per swap (for comparison)"},
-    {"noncontig", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(shm_config, noncontig),
-     "alloc_shared_noncontig for the control window"},
-    {"direct", HS_OPT_BOOL, "1", 0, 0, NULL, offsetof(shm_config, direct),
-     "copy straight from a neighbour's hs_alloc'd fields (one copy)"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+    HS_OPTION_INT("node_size", "0", 0, 1 << 20, shm_config, node_size,
+     "virtual nodes of N consecutive ranks (0: the physical node)"),
+    HS_OPTION_CHOICE("sync", "flags", sync_vals, shm_config, sync_barrier,
+     "neighbour-only counters, or two node-wide barriers per swap (for comparison)"),
+    HS_OPTION_BOOL("noncontig", "0", shm_config, noncontig,
+     "alloc_shared_noncontig for the control window"),
+    HS_OPTION_BOOL("direct", "1", shm_config, direct,
+     "copy straight from a neighbour's hs_alloc'd fields (one copy)"),
+    HS_OPTIONS_END};
 
 typedef struct {
   MPI_Comm node;
@@ -283,9 +283,8 @@ static int exchange_edges(hs_plan p, shm_t *t) {
 }
 
 static int shm_setup(hs_plan p) {
-  shm_t *t = hs__calloc(p, sizeof *t);
-  if (!t) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
-  p->impl = t;
+  shm_t *t = hs__impl_new(p, sizeof *t);
+  if (!t) return HS_ERR_NOMEM;
   t->node = MPI_COMM_NULL;
   t->win = MPI_WIN_NULL;
   read_options(p, t);
@@ -463,15 +462,7 @@ static void shm_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_shm = {
-    .name = "shm",
-    .id = HS_TRANSPORT_SHM,
-    .summary = "MPI-3 shared memory on the node (one copy from hs_alloc'd fields, else "
-               "pack/unpack through shared outboxes), two-sided MPI between nodes",
-    .options = shm_options,
-    .config_size = sizeof(shm_config),
-    .setup = shm_setup,
-    .start = shm_start,
-    .complete = shm_complete,
-    .destroy = shm_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_shm, shm, "shm", HS_TRANSPORT_SHM, 0,
+                    "MPI-3 shared memory on the node (one copy from hs_alloc'd fields, else "
+                    "pack/unpack through shared outboxes), two-sided MPI between nodes",
+                    shm_options, shm_config, HS_OPS_NO_EXTRA);

@@ -103,9 +103,8 @@ static int shmemt_query(MPI_Comm comm, char *why, size_t n) {
 }
 
 static int shmemt_setup(hs_plan p) {
-  shmemt_t *t = hs__calloc(p, sizeof *t);
-  if (!t) return hs__error(HS_ERR_NOMEM, "shmem: out of memory");
-  p->impl = t;
+  shmemt_t *t = hs__impl_new(p, sizeof *t);
+  if (!t) return HS_ERR_NOMEM;
   int np = p->npeers;
   t->pk = hs__calloc(p, (size_t)(np > 0 ? np : 1) * sizeof(shmemt_peer));
   if (!t->pk) return hs__error(HS_ERR_NOMEM, "shmem: out of memory");
@@ -263,14 +262,7 @@ static void shmemt_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-const hs_transport_ops hs__transport_shmem = {
-    .name = "shmem",
-    .id = HS_TRANSPORT_SHMEM,
-    .summary = "OpenSHMEM: putmem into symmetric double buffers + flag per neighbour "
-               "(needs HALOSWAP_SHMEM=1)",
-    .query = shmemt_query,
-    .setup = shmemt_setup,
-    .start = shmemt_start,
-    .complete = shmemt_complete,
-    .destroy = shmemt_destroy,
-};
+HS_DEFINE_TRANSPORT(hs__transport_shmem, shmemt, "shmem", HS_TRANSPORT_SHMEM, 0,
+                    "OpenSHMEM: putmem into symmetric double buffers + flag per neighbour "
+                    "(needs HALOSWAP_SHMEM=1)",
+                    NULL, hs_no_config, .query = shmemt_query);

@@ -1,0 +1,63 @@
+/* hs_info: what this haloswap build contains. Lists every transport, whether it is usable
+ * here (run under mpiexec to ask on several ranks) and its options with their defaults.
+ *   hs_info               the listing (the same as --help-transports)
+ *   hs_info --markdown    the options as the Markdown table rows docs/api.md holds
+ *   hs_info --names       one built transport name per line */
+#include "haloswap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static char buf[16384];
+
+/* "  key=default  (allowed) help" lines -> "| name | `key` | default | allowed | help |". */
+static void markdown(const char *name) {
+  char *line = strchr(buf, '\n');
+  while (line && line[1]) {
+    char *next = strchr(line + 1, '\n');
+    if (next) *next = 0;
+    char key[64], def[128], allowed[256];
+    const char *s = line + 1;
+    if (sscanf(s, " %63[^=]=%127s (%255[^)])", key, def, allowed) == 3) {
+      const char *help = strchr(s, ')');
+      printf("| %s | `%s` | `%s` | ", name, key, def);
+      for (const char *c = allowed; *c; c++) printf(*c == '|' ? "\\|" : "%c", *c);
+      printf(" | %s |\n", help ? help + 2 : "");
+    }
+    line = next;
+  }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *mode = argc > 1 ? argv[1] : "--help-transports";
+  if (strcmp(mode, "--help-transports") && strcmp(mode, "--markdown") && strcmp(mode, "--names")) {
+    if (rank == 0) fprintf(stderr, "usage: hs_info [--help-transports | --markdown | --names]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  int rc = 0;
+  if (rank == 0 && !strcmp(mode, "--help-transports"))
+    printf("haloswap %d.%d: %d transports built (HALOSWAP_TRANSPORT picks one, "
+           "HALOSWAP_OPTIONS adds options)\n\n",
+           HS_VERSION_MAJOR, HS_VERSION_MINOR, hs_transport_count());
+  for (int i = 0; i < hs_transport_count(); i++) {
+    const char *name = hs_transport_name(i);
+    char why[256] = "";
+    int usable = hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) == HS_OK;
+    if (hs_transport_options(name, buf, sizeof buf) != HS_OK) {
+      if (rank == 0) fprintf(stderr, "hs_info: %s\n", hs_error_message());
+      rc = 1;
+      continue;
+    }
+    if (rank != 0) continue;
+    if (!strcmp(mode, "--names")) printf("%s\n", name);
+    else if (!strcmp(mode, "--markdown")) markdown(name);
+    else printf("%s%s%s%s\n", buf, usable ? "" : "  NOT USABLE HERE: ", usable ? "" : why,
+                usable ? "" : "\n");
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,5 +1,6 @@
 /* haloswap remote access layer: distributed arrays of 4-byte elements with epochs of remote
  * put and remote get separated by a sync, over two-sided MPI, MPI-3 RMA or OpenSHMEM.
+ * Library haloswap_ra (CMake target haloswap::haloswap_ra), on top of haloswap; docs/ra.md.
  *
  * Built for graph algorithms that flip many single flags owned by neighbouring ranks (EPIC's
  * parcel-cluster pruning), usable on its own. Every rank owns `capacity` elements of each of
@@ -27,6 +28,8 @@
  *    flush the one target. Outside an epoch it behaves like "rma".
  *  - "shmem": OpenSHMEM symmetric memory (shmem_malloc), shmem_put32/shmem_get32 and
  *    shmem_barrier_all. Needs a build with OpenSHMEM and a communicator that holds every PE.
+ *    OpenSHMEM is started once per process, by whichever of this back end and the "shmem"
+ *    transport comes first, and ended once, at MPI_Finalize (or hs_ra_finalize).
  */
 #ifndef HALOSWAP_RA_H
 #define HALOSWAP_RA_H
@@ -116,9 +119,9 @@ int hs_ra_sync_arrays(hs_ra ra, unsigned mask);
  * (a barrier or collective). */
 int hs_ra_complete(hs_ra ra, unsigned mask);
 
-/* Finalise MPI, and OpenSHMEM first if a "shmem" layer started it (OSHMEM's shmem_finalize
- * also finalises MPI, and OSHMEM left running past MPI_Finalize crashes at exit). Programs
- * that may use the shmem back end call this instead of MPI_Finalize. */
+/* MPI_Finalize, ending OpenSHMEM first if it is running (its shmem_finalize then ends MPI).
+ * Optional: plain MPI_Finalize also ends OpenSHMEM exactly once, but with Open MPI 4.1 it then
+ * prints a harmless "MPI_FINALIZE was invoked multiple times" notice, which this avoids. */
 int hs_ra_finalize(void);
 
 int hs_ra_get_stats(hs_ra ra, hs_ra_stats *st);

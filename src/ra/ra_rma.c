@@ -8,24 +8,36 @@
  * the flush, so a block is only reused after one. */
 #define STAGE_BLOCK 65536
 
+typedef struct {
+  MPI_Win win[HS_RA_MAX_ARRAYS];
+  int locked;           /* rma-epoch: lock_all held on every window */
+  int32_t *stage;       /* origin values of puts not yet flushed (rma-epoch) */
+  int nstage, stage_cap;
+} rma_t;
+
 static int rma_create(hs_ra ra) {
-  int rc = HS_OK;
+  rma_t *t = calloc(1, sizeof *t);
+  ra->impl = t;
+  int rc = t ? HS_OK : hs__error(HS_ERR_NOMEM, "hs_ra_create: out of memory");
+  rc = hs__agree(ra->comm, rc);
+  if (rc != HS_OK) return rc;
+  for (int a = 0; a < HS_RA_MAX_ARRAYS; a++) t->win[a] = MPI_WIN_NULL;
   for (int a = 0; a < ra->narrays && rc == HS_OK; a++) {
     int32_t *base = NULL;
     /* Whole cache lines: MPICH 4.0 computes the addresses of other ranks' parts of a shared
      * window wrongly when a part is not a multiple of 8 bytes. */
     MPI_Aint bytes = ((MPI_Aint)ra->capacity * (MPI_Aint)sizeof(int32_t) + 63) / 64 * 64;
     int m = MPI_Win_allocate(bytes, sizeof(int32_t),
-                             MPI_INFO_NULL, ra->comm, &base, &ra->win[a]);
+                             MPI_INFO_NULL, ra->comm, &base, &t->win[a]);
     if (m != MPI_SUCCESS) {
       rc = hs__mpi_error(m, "hs_ra_create: MPI_Win_allocate");
       break;
     }
-    MPI_Win_set_errhandler(ra->win[a], MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(t->win[a], MPI_ERRORS_RETURN);
     ra->local[a] = base;
     if (ra->capacity) memset(base, 0, (size_t)ra->capacity * sizeof(int32_t));
     int *model = NULL, flag = 0;
-    MPI_Win_get_attr(ra->win[a], MPI_WIN_MODEL, &model, &flag);
+    MPI_Win_get_attr(t->win[a], MPI_WIN_MODEL, &model, &flag);
     /* Owners read and write their elements with plain loads and stores. */
     if (!flag || *model != MPI_WIN_UNIFIED)
       rc = hs__error(HS_ERR_UNAVAILABLE,
@@ -33,9 +45,9 @@ static int rma_create(hs_ra ra) {
                      "this MPI gives windows the separate model");
   }
   if (rc == HS_OK && ra->mode == HS_RA_RMA_EPOCH) {
-    ra->stage = malloc(STAGE_BLOCK * sizeof(int32_t));
-    ra->stage_cap = STAGE_BLOCK;
-    if (!ra->stage) rc = hs__error(HS_ERR_NOMEM, "hs_ra_create: out of memory");
+    t->stage = malloc(STAGE_BLOCK * sizeof(int32_t));
+    t->stage_cap = STAGE_BLOCK;
+    if (!t->stage) rc = hs__error(HS_ERR_NOMEM, "hs_ra_create: out of memory");
   }
   rc = hs__agree(ra->comm, rc);
   if (rc == HS_OK) MPI_Barrier(ra->comm);
@@ -43,60 +55,68 @@ static int rma_create(hs_ra ra) {
 }
 
 static void rma_destroy(hs_ra ra) {
-  if (ra->locked)
-    for (int a = 0; a < ra->narrays; a++)
-      if (ra->win[a] != MPI_WIN_NULL) MPI_Win_unlock_all(ra->win[a]);
-  ra->locked = 0;
+  rma_t *t = ra->impl;
+  if (!t) return;
   for (int a = 0; a < ra->narrays; a++)
-    if (ra->win[a] != MPI_WIN_NULL) MPI_Win_free(&ra->win[a]);
+    if (t->win[a] != MPI_WIN_NULL) {
+      if (t->locked) MPI_Win_unlock_all(t->win[a]);
+      MPI_Win_free(&t->win[a]);
+    }
+  free(t->stage);
+  free(t);
+  ra->impl = NULL;
 }
 
 static int flush_all(hs_ra ra) {
-  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_flush_all(ra->win[a]));
-  ra->nstage = 0;
+  rma_t *t = ra->impl;
+  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_flush_all(t->win[a]));
+  t->nstage = 0;
   return HS_OK;
 }
 
 static int rma_put(hs_ra ra, int a, int rank, int index, int32_t v) {
-  if (ra->locked) {
-    if (ra->nstage == ra->stage_cap) {
+  rma_t *t = ra->impl;
+  if (t->locked) {
+    if (t->nstage == t->stage_cap) {
       int rc = flush_all(ra);
       if (rc != HS_OK) return rc;
     }
-    int32_t *src = &ra->stage[ra->nstage++];
+    int32_t *src = &t->stage[t->nstage++];
     *src = v;
-    HS_MPI(MPI_Put(src, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, ra->win[a]));
+    HS_MPI(MPI_Put(src, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, t->win[a]));
     return HS_OK;
   }
-  HS_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, ra->win[a]));
-  HS_MPI(MPI_Put(&v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, ra->win[a]));
-  HS_MPI(MPI_Win_flush(rank, ra->win[a]));
-  HS_MPI(MPI_Win_unlock(rank, ra->win[a]));
+  HS_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, t->win[a]));
+  HS_MPI(MPI_Put(&v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, t->win[a]));
+  HS_MPI(MPI_Win_flush(rank, t->win[a]));
+  HS_MPI(MPI_Win_unlock(rank, t->win[a]));
   return HS_OK;
 }
 
 static int rma_get(hs_ra ra, int a, int rank, int index, int32_t *v) {
-  if (ra->locked) {
-    HS_MPI(MPI_Get(v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, ra->win[a]));
-    HS_MPI(MPI_Win_flush(rank, ra->win[a]));
+  rma_t *t = ra->impl;
+  if (t->locked) {
+    HS_MPI(MPI_Get(v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, t->win[a]));
+    HS_MPI(MPI_Win_flush(rank, t->win[a]));
     return HS_OK;
   }
-  HS_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, ra->win[a]));
-  HS_MPI(MPI_Get(v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, ra->win[a]));
-  HS_MPI(MPI_Win_flush(rank, ra->win[a]));
-  HS_MPI(MPI_Win_unlock(rank, ra->win[a]));
+  HS_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, t->win[a]));
+  HS_MPI(MPI_Get(v, 1, MPI_INT32_T, rank, index, 1, MPI_INT32_T, t->win[a]));
+  HS_MPI(MPI_Win_flush(rank, t->win[a]));
+  HS_MPI(MPI_Win_unlock(rank, t->win[a]));
   return HS_OK;
 }
 
 static int rma_sync(hs_ra ra, unsigned mask) {
+  rma_t *t = ra->impl;
   (void)mask;
-  if (ra->locked) {
+  if (t->locked) {
     /* Complete my puts, publish my local stores, wait for everyone, then see theirs. */
     int rc = flush_all(ra);
     if (rc != HS_OK) return rc;
-    for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(ra->win[a]));
+    for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(t->win[a]));
     HS_MPI(MPI_Barrier(ra->comm));
-    for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(ra->win[a]));
+    for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(t->win[a]));
     return HS_OK;
   }
   HS_MPI(MPI_Barrier(ra->comm));
@@ -104,32 +124,35 @@ static int rma_sync(hs_ra ra, unsigned mask) {
 }
 
 static int rma_complete(hs_ra ra, unsigned mask) {
+  rma_t *t = ra->impl;
   (void)mask;
-  if (!ra->locked) return HS_OK; /* per-operation puts are complete when they return */
+  if (!t->locked) return HS_OK; /* per-operation puts are complete when they return */
   int rc = flush_all(ra);
   if (rc != HS_OK) return rc;
-  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(ra->win[a]));
+  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_sync(t->win[a]));
   return HS_OK;
 }
 
 static int rma_epoch_begin(hs_ra ra) {
+  rma_t *t = ra->impl;
   if (ra->mode != HS_RA_RMA_EPOCH) return HS_OK;
-  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, ra->win[a]));
-  ra->locked = 1;
-  ra->nstage = 0;
+  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->win[a]));
+  t->locked = 1;
+  t->nstage = 0;
   ra->stats.epochs++;
   return HS_OK;
 }
 
 static int rma_epoch_end(hs_ra ra) {
+  rma_t *t = ra->impl;
   if (ra->mode != HS_RA_RMA_EPOCH) return HS_OK;
-  ra->locked = 0;
-  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_unlock_all(ra->win[a]));
-  ra->nstage = 0;
+  t->locked = 0;
+  for (int a = 0; a < ra->narrays; a++) HS_MPI(MPI_Win_unlock_all(t->win[a]));
+  t->nstage = 0;
   return HS_OK;
 }
 
-const hs__ra_backend_ops hs__ra_rma_ops = {
+const hs__ra_ops hs__ra_rma_ops = {
     .create = rma_create,
     .destroy = rma_destroy,
     .put = rma_put,

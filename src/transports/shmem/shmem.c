@@ -6,15 +6,17 @@
  * only needs the acknowledgement of swap s-2 before it overwrites a half; if that has not
  * arrived when start runs, the put is deferred to complete (start never waits).
  *
- * OpenSHMEM is initialised (shmem_init after MPI_Init) by the first query; PE numbers must
+ * OpenSHMEM is started by the first query, through the runtime shared with the remote access
+ * layer (src/core/hs_shmem_runtime.h: one shmem_init, one shmem_finalize); PE numbers must
  * equal MPI_COMM_WORLD ranks and the plan must span MPI_COMM_WORLD (shmem_malloc is
  * collective over all PEs). The query reports the transport unusable unless HALOSWAP_SHMEM=1:
  * with Open MPI 4.1.4 the job must also run with OMPI_MCA_osc=^rdma (or under oshrun with
  * --mca osc ^rdma), or every process crashes in shmem_finalize, so a program opts in
- * explicitly. OSHMEM's own finalisation runs from an MPI_COMM_SELF attribute callback, at
- * the start of MPI_Finalize while MPI still works (docs/shmem-nbr.md). */
+ * explicitly. The shared runtime finalises OSHMEM at the start of MPI_Finalize, while MPI
+ * still works (docs/shmem-nbr.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "hs_internal.h"
+#include "hs_shmem_runtime.h"
 
 #include <sched.h>
 #include <shmem.h>
@@ -27,8 +29,6 @@
 #else
 #define SHMEMT_HAVE_SIGNAL 0
 #endif
-
-static int shmem_state; /* 0: not tried, 1: initialised */
 
 typedef struct {
   int pe;
@@ -52,19 +52,6 @@ typedef struct {
   uint64_t seq;
 } shmemt_t;
 
-static int fin_cb(MPI_Comm c, int key, void *val, void *extra) {
-  (void)c;
-  (void)key;
-  (void)val;
-  (void)extra;
-  /* OSHMEM's finalize also finalises MPI when it sees MPI still running; inside
-   * MPI_Finalize that nested call only prints a warning and returns. Without this, OSHMEM's
-   * atexit handler would run a shmem_barrier_all after MPI is gone and crash. */
-  if (shmem_state == 1) shmem_finalize();
-  shmem_state = 0;
-  return MPI_SUCCESS;
-}
-
 static int shmemt_query(MPI_Comm comm, char *why, size_t n) {
   const char *env = getenv("HALOSWAP_SHMEM");
   int ok = env && !strcmp(env, "1");
@@ -84,13 +71,10 @@ static int shmemt_query(MPI_Comm comm, char *why, size_t n) {
              csize, wsize);
     return HS_ERR_UNAVAILABLE;
   }
-  if (shmem_state == 0) {
-    shmem_init();
-    shmem_state = 1;
-    int key;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fin_cb, &key, NULL);
-    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
-  }
+  /* Starts OpenSHMEM once per process; a plan's own reference is taken in setup. */
+  int rc = hs__shmem_acquire(why, n);
+  if (rc != HS_OK) return rc;
+  hs__shmem_release();
   ok = shmem_n_pes() == wsize && shmem_my_pe() == wrank;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
   if (!all) {
@@ -105,6 +89,7 @@ static int shmemt_query(MPI_Comm comm, char *why, size_t n) {
 static int shmemt_setup(hs_plan p) {
   shmemt_t *t = hs__impl_new(p, sizeof *t);
   if (!t) return HS_ERR_NOMEM;
+  hs__shmem_acquire(NULL, 0); /* cannot fail after query; released in destroy */
   int np = p->npeers;
   t->pk = hs__calloc(p, (size_t)(np > 0 ? np : 1) * sizeof(shmemt_peer));
   if (!t->pk) return hs__error(HS_ERR_NOMEM, "shmem: out of memory");
@@ -248,7 +233,7 @@ static void shmemt_destroy(hs_plan p) {
   shmemt_t *t = p->impl;
   if (!t) return;
   /* shmem_free is collective; no put may still be in flight towards the buffers. */
-  if (shmem_state == 1) {
+  if (hs__shmem_running()) {
     shmem_quiet();
     shmem_barrier_all();
     if (t->rbuf) shmem_free(t->rbuf);
@@ -260,6 +245,7 @@ static void shmemt_destroy(hs_plan p) {
   hs__free(p, t->pk);
   hs__free(p, t);
   p->impl = NULL;
+  hs__shmem_release();
 }
 
 HS_DEFINE_TRANSPORT(hs__transport_shmem, shmemt, "shmem", HS_TRANSPORT_SHMEM, 0,

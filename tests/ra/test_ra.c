@@ -1,5 +1,7 @@
 /* Remote access layer on its own: puts, gets, owner writes, syncs, counters and argument
- * errors, for every back end named on the command line (default: p2p rma rma-epoch). */
+ * errors, for every back end named on the command line (default: p2p rma rma-epoch).
+ * "--unavailable NAME": NAME must be refused on every rank with HS_ERR_UNAVAILABLE and a
+ * message naming it (a back end this build lacks, e.g. shmem without OpenSHMEM). */
 #include "haloswap_ra.h"
 
 #include <stdio.h>
@@ -109,12 +111,33 @@ static void run(const char *name, int use_peers) {
   CHECK(ra == NULL, "free");
 }
 
+static void unavailable(const char *name) {
+  int me;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  char why[256] = "";
+  int rc = hs_ra_backend_available(name, why, sizeof why);
+  CHECK(rc == HS_ERR_UNAVAILABLE && why[0], "%s: available: rc %d '%s'", name, rc, why);
+  hs_ra_desc d;
+  hs_ra_desc_init(&d);
+  CHECK(hs_ra_backend_parse(name, &d.backend, &d.rma_sync) == HS_OK, "parse %s", name);
+  hs_ra ra = NULL;
+  rc = hs_ra_create(MPI_COMM_WORLD, &d, &ra);
+  char want[64];
+  snprintf(want, sizeof want, "back end '%s' is unavailable", name);
+  CHECK(rc == HS_ERR_UNAVAILABLE && ra == NULL && strstr(hs_error_message(), want),
+        "%s: create: rc %d '%s'", name, rc, hs_error_message());
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   const char *def[] = {"p2p", "rma", "rma-epoch"};
   int n = argc > 1 ? argc - 1 : 3;
+  if (argc == 3 && !strcmp(argv[1], "--unavailable")) {
+    unavailable(argv[2]);
+    n = 0;
+  }
   for (int k = 0; k < n; k++) {
     const char *name = argc > 1 ? argv[k + 1] : def[k];
     run(name, 0);

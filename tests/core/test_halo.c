@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
   if (nspecs == 0)
     for (int t = 0; t < hs_transport_count() && nspecs < 64; t++) {
       /* auto builds and times a plan of every candidate per configuration: too slow for
-       * oversubscribed launches; tests/auto covers it at 1-4 ranks. */
+       * oversubscribed launches; tests/transports/auto covers it at 1-4 ranks. */
       if (size > 4 && !strcmp(hs_transport_name(t), "auto")) {
         if (rank == 0) printf("skip transport auto above 4 ranks (too slow oversubscribed)\n");
         skipped += nconf;

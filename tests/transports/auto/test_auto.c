@@ -3,7 +3,7 @@
  * candidates restriction is obeyed, and a bad candidates list fails on every rank with a
  * message naming the bad entry. (test_halo runs auto on every configuration as well.) */
 #define _POSIX_C_SOURCE 200809L
-#include "../halo_check.h"
+#include "halo_check.h"
 #include "haloswap.h"
 
 #include <stdio.h>
@@ -139,6 +139,44 @@ static void run_auto(const char *options, const char *allowed) {
   free_setup(&S);
 }
 
+/* Hooks that write one wrong value into every lower-side halo box: no candidate can fill the
+ * halos right, so auto's analytic halo check must reject them all, on every rank. */
+typedef struct {
+  const tfield *tf;
+  void *data;
+} hook_ctx;
+
+static void hook_pack(void *ctx, const hs_region *r, void *buf) {
+  hook_ctx *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, buf, 1);
+}
+
+static void bad_unpack(void *ctx, const hs_region *r, const void *buf) {
+  hook_ctx *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
+  int whole = r->count[0] >= h->tf->alloc[0];
+  if (r->lo[0] < 0 && !whole) {
+    int i[3] = {r->lo[0], r->lo[1], r->lo[2]};
+    tset(h->data, h->tf->type, tfield_index(h->tf, i), 12345);
+  }
+}
+
+static void run_wrong_halos(void) {
+  setup_t S;
+  make_setup(&S);
+  hook_ctx ctx = {&S.tf[0], S.data[0]};
+  S.fields[0].pack = hook_pack;
+  S.fields[0].unpack = bad_unpack;
+  S.fields[0].ctx = &ctx;
+  hs_plan p = NULL;
+  int rc = hs_plan_create(S.d, &S.pd, &p);
+  CHECK(rc == HS_ERR_UNAVAILABLE, "wrong halos: got %s, want HS_ERR_UNAVAILABLE", hs_status_name(rc));
+  CHECK(strstr(hs_error_message(), "failed the halo check") != NULL,
+        "wrong halos: message does not name the halo check: %s", hs_error_message());
+  if (p) hs_plan_free(&p);
+  free_setup(&S);
+}
+
 /* A bad list must fail on every rank, with the same status and a message naming it. */
 static void run_bad(const char *options, const char *must_mention) {
   setup_t S;
@@ -189,6 +227,7 @@ int main(int argc, char **argv) {
   setenv("HALOSWAP_OPTIONS", "candidates=p2p,rounds=2", 1);
   run_auto(NULL, "p2p");
   unsetenv("HALOSWAP_OPTIONS");
+  run_wrong_halos();
   run_bad("candidates=p2p+no-such-transport", "no-such-transport");
   run_bad("candidates=auto", "auto itself");
   run_bad("candidates=+", "names no transport");

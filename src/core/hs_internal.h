@@ -259,8 +259,8 @@ typedef struct {
 int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
 void hs__dtypes_free(hs_plan p);
 
-/* ---- two-sided engine (src/core/twosided.c): "p2p" is this engine over every peer; any
- * transport may run it over a subset of peers (shm: the off-node ones). */
+/* ---- two-sided engine (src/core/twosided.c): the default transport is this engine over
+ * every peer; any transport may run it over a subset of peers (a hybrid: the off-node ones). */
 typedef struct hs_twosided hs_twosided;
 typedef struct {
   int dtype;      /* send/receive straight from the fields with derived datatypes */
@@ -315,7 +315,7 @@ void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- plans (src/core/plan.c) */
 enum {
-  HS_CREATE_NESTED = 1u << 0 /* a plan a transport makes for itself (auto's candidates):
+  HS_CREATE_NESTED = 1u << 0 /* a plan a transport makes for itself (candidates of a measuring transport):
                                 HALOSWAP_OPTIONS was meant for the outer plan, not applied */
 };
 int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out);
@@ -328,7 +328,7 @@ int hs__build_geometry(hs_plan p);
 /* Global coordinate of local index i on axis a (wrapped on periodic axes). */
 int hs__global_index(const hs_plan p, int axis, int i);
 
-/* ---- analytic halo check (src/core/oracle.c): what auto uses to validate a candidate */
+/* ---- analytic halo check (src/core/oracle.c): how a measuring transport validates a candidate */
 /* Fill every field with a value computed from its global coordinates (halos: a sentinel),
  * saving the fields' contents first into a buffer the caller frees with hs__oracle_end. */
 typedef struct hs_oracle hs_oracle;

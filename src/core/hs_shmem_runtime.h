@@ -1,5 +1,5 @@
-/* One OpenSHMEM runtime per process, shared by the "shmem" transport and the remote access
- * layer's "shmem" back end (src/core/shmem_runtime.c). Internal; not installed.
+/* One OpenSHMEM runtime per process, shared by the OpenSHMEM transport and the remote access
+ * layer's OpenSHMEM back end (src/core/shmem_runtime.c). Internal; not installed.
  *
  * The first hs__shmem_acquire starts OpenSHMEM (shmem_init, after MPI_Init); it then stays
  * up until MPI ends, whatever the reference count does: Open MPI's shmem_finalize also ends
@@ -8,7 +8,7 @@
  *  - hs__shmem_finalize_mpi (hs_ra_finalize): shmem_finalize, which finalises MPI too;
  *  - MPI_Finalize: an MPI_COMM_SELF attribute callback calls shmem_finalize at its start,
  *    while MPI still works (OSHMEM left running past MPI_Finalize crashes at exit).
- * References are held by whoever holds symmetric memory (each RA layer; shmem plans through
+ * References are held by whoever holds symmetric memory (each RA layer; OpenSHMEM plans through
  * their transport) and say whether freeing it is still allowed (hs__shmem_running). */
 #ifndef HS_SHMEM_RUNTIME_H
 #define HS_SHMEM_RUNTIME_H

@@ -1,5 +1,6 @@
-/* The two-sided engine: one message per peer per swap, receives posted first. "p2p" is this
- * engine over every peer; a hybrid transport runs it over its off-node peers.
+/* The two-sided engine: one message per peer per swap, receives posted first. The default
+ * transport is this engine over every peer; a hybrid transport runs it over its off-node
+ * peers.
  * dtype=1: send and receive straight from the fields with the plan's cached derived
  * datatypes (one copy, inside MPI). dtype=0, or any field with pack/unpack hooks: pack each
  * peer's message into a buffer, unpack each as it arrives. persistent=1: persistent requests

@@ -43,10 +43,11 @@ typedef enum { HS_STENCIL_BOX = 0, HS_STENCIL_STAR = 1 } hs_stencil;
  * (HS_ONEWAY_LOWER), or the mirror image (HS_ONEWAY_UPPER). */
 typedef enum { HS_ONEWAY_NONE = 0, HS_ONEWAY_LOWER = 1, HS_ONEWAY_UPPER = 2 } hs_oneway;
 
-/* Transport identifiers. Names: "p2p", "rma-fence", "rma-pscw", "rma-passive", "shm",
- * "shmem", "nbr", "auto". Not every transport is built everywhere: see hs_transport_available. */
+/* Transport identifiers (hs_transport_id_name gives each one's name). Not every transport is
+ * built everywhere: a known but unbuilt one makes hs_plan_create fail with
+ * HS_ERR_UNAVAILABLE and the reason; see also hs_transport_available. */
 typedef enum {
-  HS_TRANSPORT_DEFAULT = 0, /* HALOSWAP_TRANSPORT if set, else "p2p" */
+  HS_TRANSPORT_DEFAULT = 0, /* HALOSWAP_TRANSPORT if set, else the registry's default (p2p) */
   HS_TRANSPORT_P2P,
   HS_TRANSPORT_RMA_FENCE,
   HS_TRANSPORT_RMA_PSCW,
@@ -91,8 +92,8 @@ MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d)
 
 /* ---------------------------------------------------------------- field memory */
 /* Allocate `bytes` for a field in memory that ranks on the same node can address directly
- * (an MPI-3 shared window), so the shm transport can fill a halo with one copy straight from
- * the neighbour's field. Collective over the decomposition's communicator; every rank calls
+ * (an MPI-3 shared window), so a transport can fill a halo with one copy straight from the
+ * neighbour's field (shm does). HALOSWAP_ALLOC=plain makes it plain malloc. Collective over the decomposition's communicator; every rank calls
  * it for the same fields in the same order (sizes may differ). Free with hs_free. */
 int hs_alloc(hs_decomp d, size_t bytes, void **ptr);
 int hs_free(hs_decomp d, void *ptr); /* collective, in the same order as hs_alloc */
@@ -120,8 +121,9 @@ typedef struct {
   void *ctx;
 } hs_field;
 
-/* A plain array field with halo width `halo` on every decomposed axis (0 on axis 2 when z
- * is kept whole and depth[2] is 0 is up to the caller: this sets all axes to `halo`). */
+/* A plain array field with halo width `halo` on x and y and none on z: the common layout of
+ * a model that keeps z whole. A field with a z halo (z decomposed or swapped) sets
+ * halo[2] itself; plan creation rejects a halo smaller than the depth swapped. */
 hs_field hs_field_array(hs_type type, void *data, hs_layout layout, int halo);
 
 /* ---------------------------------------------------------------- plans */
@@ -137,7 +139,8 @@ typedef struct {
   const char *options;        /* extra "key=value,key=value" transport options, or NULL */
 } hs_plan_desc;
 
-void hs_plan_desc_init(hs_plan_desc *desc); /* depth 1 on x and y, box, p2p default */
+/* Depth 1 on x and y, box stencil, HS_TRANSPORT_DEFAULT, no options. */
+void hs_plan_desc_init(hs_plan_desc *desc);
 
 /* Collective over the decomposition's communicator. Validates every argument on every rank
  * and fails on all ranks with the same message if any rank's input is bad. */
@@ -176,8 +179,12 @@ const char *hs_plan_selected_transport(hs_plan p);
 int hs_transport_count(void);
 const char *hs_transport_name(int i);          /* registered name, i in [0, count) */
 const char *hs_transport_id_name(hs_transport_id id);
-/* HS_OK if the named transport is built and usable on comm; else the reason in why. */
+/* HS_OK if the named transport is built and usable on comm; else the reason in why.
+ * Collective over comm. */
 int hs_transport_available(MPI_Comm comm, const char *name, char *why, size_t len);
+/* The named transport's summary and every option it accepts, one per line, with its
+ * default, its allowed values and a line of help. HS_ERR_UNAVAILABLE if not built. */
+int hs_transport_options(const char *name, char *buf, size_t len);
 
 size_t hs_type_size(hs_type t);
 

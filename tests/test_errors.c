@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   pd.fields = f;
   pd.transport_name = "nosuch";
   expect("unknown transport name", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "unknown transport 'nosuch' (built: p2p");
+         "unknown transport 'nosuch' (built: ");
 
   hs_plan_desc_init(&pd);
   pd.nfields = 1;
@@ -190,7 +190,42 @@ int main(int argc, char **argv) {
   pd.fields = f;
   pd.transport_name = "p2p:persistnet=1";
   expect("unknown transport option", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "has no option 'persistnet' (options: persistent, dtype)");
+         "has no option 'persistnet' (from the transport name; its options: dtype, persistent)");
+
+  /* Every transport's values are range-checked by the core, with the same message. */
+  const struct {
+    const char *spec, *needle;
+  } bad_values[] = {
+      {"p2p:dtype=7", "transport p2p: option dtype = '7' is not allowed (allowed: 0 or 1"},
+      {"p2p:persistent=-1", "option persistent = '-1' is not allowed (allowed: 0 or 1"},
+      {"auto:rounds=65", "option rounds = '65' is not allowed (allowed: an integer in [1, 64]"},
+      {"rma-fence:drive=sideways", "option drive = 'sideways' is not allowed (allowed: one of put|get"},
+      {"shm:node_size=x", "option node_size = 'x' is not allowed"},
+  };
+  for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(bad_values[i].spec, ":"), bad_values[i].spec);
+    char why[256];
+    if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK &&
+        !strstr(hs_error_message(), "usable"))
+      continue; /* not built here: its options cannot be checked */
+    hs_plan_desc_init(&pd);
+    pd.nfields = 1;
+    pd.fields = f;
+    pd.transport_name = bad_values[i].spec;
+    expect(bad_values[i].spec, hs_plan_create(d, &pd, &p), HS_ERR_ARG, bad_values[i].needle);
+  }
+
+  /* A known transport that this build leaves out is unavailable, not an unknown id. */
+  hs_plan_desc_init(&pd);
+  pd.nfields = 1;
+  pd.fields = f;
+  pd.transport = HS_TRANSPORT_SHMEM;
+  {
+    int rc = hs_plan_create(d, &pd, &p);
+    expect("HS_TRANSPORT_SHMEM where it is not usable", rc, HS_ERR_UNAVAILABLE, "shmem");
+    if (rc == HS_OK) hs_plan_free(&p);
+  }
 
   hs_plan_desc_init(&pd);
   pd.nfields = 1;

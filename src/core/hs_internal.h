@@ -1,4 +1,5 @@
-/* Internal interface between the haloswap core and its transports. Not installed. */
+/* Internal interface between the haloswap core and its transports. Not installed.
+ * docs/design.md is the contract this header implements. */
 #ifndef HS_INTERNAL_H
 #define HS_INTERNAL_H
 
@@ -8,6 +9,17 @@
 
 #define HS_MAX_OFFSETS 26
 #define HS_MAX_OPTIONS 16
+#define HS_OPT_KEY_LEN 32
+#define HS_OPT_VAL_LEN 256 /* also the longest STRING option a transport can receive */
+
+/* Message tags. Every plan owns a dup of the decomposition's communicator, so these never
+ * collide with the application's or another plan's messages. */
+enum {
+  HS_TAG_DATA = 0,   /* halo data */
+  HS_TAG_SETUP = 1,  /* plan-creation exchanges between neighbours */
+  HS_TAG_SETUP2 = 2, /* a second plan-creation exchange in flight at the same time */
+  HS_TAG_NOTIFY = 3  /* zero-byte notifications */
+};
 
 struct hs_decomp_s {
   MPI_Comm comm; /* Cartesian, owned */
@@ -53,10 +65,30 @@ typedef struct {
   void *ctx;
 } hs_fieldinfo;
 
+/* ---- typed transport options (src/core/options.c) */
+typedef enum {
+  HS_OPT_BOOL = 0,   /* "0" or "1" -> int */
+  HS_OPT_INT = 1,    /* decimal in [min, max] -> int */
+  HS_OPT_CHOICE = 2, /* one of choices -> int (its index) */
+  HS_OPT_STRING = 3  /* free text (may be [bracketed] to hold commas) -> char[HS_OPT_VAL_LEN] */
+} hs_opt_kind;
+
+/* One option a transport accepts. The core parses and range-checks every value and writes
+ * it at `offset` in the transport's config struct (p->config) before setup. */
 typedef struct {
-  char key[32];
-  char val[64];
-  bool used;
+  const char *key;
+  hs_opt_kind kind;
+  const char *def;            /* default, as the text a user would write */
+  int min, max;               /* HS_OPT_INT */
+  const char *const *choices; /* HS_OPT_CHOICE: NULL-terminated */
+  size_t offset;              /* offsetof(config struct, member) */
+  const char *help;           /* one line */
+} hs_option_spec;
+
+typedef struct {
+  char key[HS_OPT_KEY_LEN];
+  char val[HS_OPT_VAL_LEN];
+  const char *origin;     /* where the value came from, for messages */
 } hs_option;
 
 struct hs_transport_ops;
@@ -87,31 +119,43 @@ struct hs_plan_s {
   size_t self_bytes;
   char *self_bounce;      /* for self copies of callback fields */
 
-  int tag;                /* MPI tag reserved for this plan's messages */
   char transport_name[64];
   int noptions;
-  hs_option options[HS_MAX_OPTIONS];
+  hs_option options[HS_MAX_OPTIONS]; /* as given (env, name suffix, desc->options) */
+  unsigned options_given; /* bit i: spec i of the transport was given a value */
 
   const struct hs_transport_ops *ops;
+  void *config;           /* the transport's options, filled by the core (ops->config_size) */
   void *impl;             /* transport private data */
   bool in_progress;
-  bool core_self_copy;    /* core performs self copies in complete (default true) */
 
   hs_plan_stats stats;
-  uint64_t core_bytes;    /* allocated by the core for this plan */
-  uint64_t transport_bytes; /* set by the transport */
+  uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
+  uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
+  struct hs_dtype_cache *dtypes; /* built on first use (src/core/dtypes.c) */
+};
+
+/* Transport flags. */
+enum {
+  HS_OPS_DEFAULT = 1u << 0,   /* the transport HS_TRANSPORT_DEFAULT means (exactly one) */
+  HS_OPS_DELEGATES = 1u << 1, /* swaps go to the plan ops->delegate returns; that plan does
+                                 its own self copies, so the core does none for this one */
 };
 
 typedef struct hs_transport_ops {
   const char *name;
-  const char *summary;
+  hs_transport_id id;     /* its public enum value, or HS_TRANSPORT_DEFAULT (0) for none */
+  unsigned flags;
+  const char *summary;    /* one line, for hs_transport_options and listings */
+  const hs_option_spec *options; /* terminated by an entry with key NULL; may be NULL */
+  size_t config_size;     /* bytes of the struct the option offsets point into */
+  /* Optional: HS_OK if usable on comm, else a reason. Collective. */
   int (*query)(MPI_Comm comm, char *why, size_t n);
   int (*setup)(hs_plan p);
   int (*start)(hs_plan p, void *const *arrays);
   int (*complete)(hs_plan p, void *const *arrays);
   void (*destroy)(hs_plan p);
-  const char *const *option_keys; /* NULL-terminated list of accepted option keys */
-  /* Optional. A transport that hands the swaps to another plan (auto) returns it. */
+  /* Optional (HS_OPS_DELEGATES): the plan that moves the data. */
   hs_plan (*delegate)(hs_plan p);
   /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
   void (*describe)(hs_plan p, char *buf, size_t len);
@@ -133,13 +177,27 @@ int hs__agree(MPI_Comm comm, int local);
     if (hs_mpi_rc_ != MPI_SUCCESS) return hs__mpi_error(hs_mpi_rc_, #call); \
   } while (0)
 
+/* ---- text (src/core/strbuf.c) */
+/* Append printf output at *n in buf (len bytes), advancing *n even past len (truncation is
+ * then visible as *n >= len). */
+void hs__appendf(char *buf, size_t len, size_t *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* "a, b, c": the names of every built transport. */
+void hs__transport_list(char *buf, size_t len);
+
 /* ---- field data */
 static inline char *hs__field_ptr(const hs_plan p, void *const *arrays, int f) {
   if (arrays && arrays[f]) return (char *)arrays[f];
   return (char *)p->fields[f].data;
 }
+/* True if `arrays` selects exactly the registered fields (NULL, or every entry NULL or equal
+ * to the registered pointer). The one place this is decided. */
+bool hs__arrays_registered(const hs_plan p, void *const *arrays);
 
-/* ---- packing engine */
+/* ---- packing engine (src/core/pack.c) */
 void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf);
 void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const char *buf);
 /* Pack every send section for peer into buf (send_bytes long). */
@@ -147,26 +205,52 @@ void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, ch
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf);
 void hs__self_copy(const hs_plan p, void *const *arrays);
-/* A derived datatype that addresses the section directly in the field (relative to the
- * field data pointer). Not for callback fields. Caller frees. */
+/* Copy between two copy programs with the same bytes in the same order (a sender's strip in
+ * its field, the receiver's halo box in its own field, possibly with other halo widths). */
+void hs__copy_sections(const hs_section *src, const char *sfield, const hs_section *dst,
+                       char *dfield);
+/* A derived datatype that addresses the section relative to the field data pointer. Not
+ * for callback fields. Caller frees. */
 int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out);
-/* A datatype describing all sections of a list, with absolute addresses (use MPI_BOTTOM).
- * Not for callback fields. Caller frees. */
-int hs__sections_datatype(const hs_plan p, const hs_section *secs, int n, void *const *arrays,
-                          MPI_Datatype *out);
 
-/* ---- options */
-/* Value of option key for this plan, or NULL. Marks the option used. */
-const char *hs__opt_get(hs_plan p, const char *key);
-/* Integer option with default; returns HS_ERR_ARG on a malformed value. */
-int hs__opt_int(hs_plan p, const char *key, int def, int *out);
+/* ---- datatype cache (src/core/dtypes.c): one per plan, shared by every transport */
+typedef struct {
+  MPI_Datatype *send, *recv; /* per peer index: all its sections, absolute addresses
+                                (use MPI_BOTTOM); MPI_DATATYPE_NULL where it has none */
+} hs_dtypes;
+/* The datatypes for these arrays, built on first use and kept: the registered set for the
+ * life of the plan, per-swap sets in a small least-recently-used cache (MONC's solver
+ * passes the same source arrays every iteration). Not for plans with callback fields. */
+int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
+void hs__dtypes_free(hs_plan p);
 
-/* ---- memory accounting */
-void *hs__malloc(hs_plan p, size_t n);   /* counted in transport_bytes */
+/* ---- two-sided engine (src/core/twosided.c): "p2p" is this engine over every peer; any
+ * transport may run it over a subset of peers (shm: the off-node ones). */
+typedef struct hs_twosided hs_twosided;
+typedef struct {
+  int dtype;      /* send/receive straight from the fields with derived datatypes */
+  int persistent; /* persistent requests */
+} hs_twosided_config;
+/* peers: indices into p->peers, or NULL for all of them. Local (no collective calls). */
+int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosided_config *c,
+                        hs_twosided **out);
+int hs__twosided_start(hs_plan p, hs_twosided *e, void *const *arrays);
+/* Progress without blocking: unpacks what has arrived; *done = 1 when every receive of the
+ * swap is in the halos. */
+int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done);
+/* Block until every receive is in the halos and every send buffer is free. */
+int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
+void hs__twosided_free(hs_plan p, hs_twosided *e);
+
+/* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
+void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
-void hs__free(hs_plan p, void *ptr, size_t n);
+void hs__free(hs_plan p, void *ptr);     /* NULL is fine; knows the size */
+/* Memory the transport holds by other means (windows, shared or symmetric segments). */
+void hs__account(hs_plan p, int64_t bytes);
 
-/* ---- node-shared field memory (hs_alloc, src/core/alloc.c) */
+/* ---- node-shared field memory (hs_alloc, src/core/alloc.c): a core service any transport
+ * may use to reach a neighbour's field directly. */
 /* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
  * of the node for that allocation), *win and *offset (bytes from the start of this rank's
  * segment); 0 for any other memory (including hs_alloc's plain-memory fallback). */
@@ -176,12 +260,54 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
  * process, and its size; NULL if that rank does not share the allocation with this one. */
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 
-/* ---- registry */
+/* ---- registry (src/core/registry.c) */
 const hs_transport_ops *hs__transport_find(const char *name);
-/* hs_plan_create for a plan a transport builds for itself (auto's candidates): the same,
- * except that HALOSWAP_OPTIONS is not applied again. */
-int hs__plan_create_nested(hs_decomp d, const hs_plan_desc *desc, hs_plan *out);
+const hs_transport_ops *hs__transport_default(void);
+/* Name of a known transport id whether built or not, and why it is not built (NULL if it
+ * is); NULL name for an id that is not a transport. */
+const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
+
+/* ---- options (src/core/options.c) */
+/* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
+ * option list; later values of a key replace earlier ones. */
+int hs__options_add(hs_plan p, const char *list, const char *origin);
+/* Check every given option against p->ops->options and fill p->config (defaults first). */
+int hs__options_resolve(hs_plan p);
+/* True if the user gave a value for key (rather than the default). */
+bool hs__option_given(const hs_plan p, const char *key);
+/* Append "key=value" for every option of the transport, defaults included. */
+void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
+
+/* ---- plans (src/core/plan.c) */
+enum {
+  HS_CREATE_NESTED = 1u << 0 /* a plan a transport makes for itself (auto's candidates):
+                                HALOSWAP_OPTIONS was meant for the outer plan, not applied */
+};
+int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out);
+
+/* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
+int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
+int hs__check_same(hs_plan p, const hs_plan_desc *desc);
+int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
+int hs__build_geometry(hs_plan p);
+/* Global coordinate of local index i on axis a (wrapped on periodic axes). */
+int hs__global_index(const hs_plan p, int axis, int i);
+
+/* ---- analytic halo check (src/core/oracle.c): what auto uses to validate a candidate */
+/* Fill every field with a value computed from its global coordinates (halos: a sentinel),
+ * saving the fields' contents first into a buffer the caller frees with hs__oracle_end. */
+typedef struct hs_oracle hs_oracle;
+int hs__oracle_begin(hs_plan p, hs_oracle **out);
+/* HS_OK if every halo cell the plan writes holds the value of the cell it mirrors; else
+ * HS_ERR_INTERNAL with the first wrong cell in the message. Local. */
+int hs__oracle_check(hs_plan p, hs_oracle *o);
+/* Fill the fields with the analytic pattern again (for the next candidate). */
+void hs__oracle_reset(hs_plan p, hs_oracle *o);
+/* Put the fields' saved contents back and free o. */
+void hs__oracle_end(hs_plan p, hs_oracle *o);
 
 double hs__wtime(void);
+/* One round of a polling loop: yields the core after a few fruitless spins. */
+void hs__relax(unsigned *spins);
 
 #endif

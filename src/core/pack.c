@@ -49,14 +49,51 @@ void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
   }
 }
 
-/* Box copy inside one field, run by run: both programs have the same shape. */
-static void copy_section(const hs_selfcopy *c, char *src_field, char *dst_field) {
-  const hs_section *s = &c->src, *d = &c->dst;
-  for (int k = 0; k < s->n3; k++)
-    for (int j = 0; j < s->n2; j++)
-      for (int i = 0; i < s->n1; i++)
-        memcpy(dst_field + d->base + k * d->s3 + j * d->s2 + i * d->s1,
-               src_field + s->base + k * s->s3 + j * s->s2 + i * s->s1, s->run);
+/* A position in a copy program, for copies between programs whose runs differ. */
+typedef struct {
+  const hs_section *s;
+  int i, j, k;
+  size_t off;
+} cursor;
+
+static inline const char *cur_ptr(const cursor *c, const char *field) {
+  const hs_section *s = c->s;
+  return field + s->base + c->k * s->s3 + c->j * s->s2 + c->i * s->s1 + (ptrdiff_t)c->off;
+}
+
+static inline void cur_step(cursor *c, size_t n) {
+  const hs_section *s = c->s;
+  c->off += n;
+  if (c->off < s->run) return;
+  c->off = 0;
+  if (++c->i < s->n1) return;
+  c->i = 0;
+  if (++c->j < s->n2) return;
+  c->j = 0;
+  c->k++;
+}
+
+void hs__copy_sections(const hs_section *src, const char *sfield, const hs_section *dst,
+                       char *dfield) {
+  if (src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 && src->n3 == dst->n3) {
+    const size_t run = src->run;
+    for (int k = 0; k < src->n3; k++)
+      for (int j = 0; j < src->n2; j++) {
+        const char *a = sfield + src->base + k * src->s3 + j * src->s2;
+        char *b = dfield + dst->base + k * dst->s3 + j * dst->s2;
+        for (int i = 0; i < src->n1; i++) memcpy(b + i * dst->s1, a + i * src->s1, run);
+      }
+    return;
+  }
+  cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
+  for (size_t left = dst->bytes; left;) {
+    size_t n = src->run - a.off;
+    if (dst->run - b.off < n) n = dst->run - b.off;
+    memcpy((char *)cur_ptr(&b, dfield), cur_ptr(&a, sfield), n);
+    cur_step(&a, n);
+    cur_step(&b, n);
+    left -= n;
+  }
 }
 
 void hs__self_copy(const hs_plan p, void *const *arrays) {
@@ -71,7 +108,7 @@ void hs__self_copy(const hs_plan p, void *const *arrays) {
       continue;
     }
     char *field = hs__field_ptr(p, arrays, f);
-    copy_section(c, field, field);
+    hs__copy_sections(&c->src, field, &c->dst, field);
   }
 }
 
@@ -87,39 +124,4 @@ int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out
   MPI_Type_free(&t2);
   *out = t3;
   return HS_OK;
-}
-
-int hs__sections_datatype(const hs_plan p, const hs_section *secs, int n, void *const *arrays,
-                          MPI_Datatype *out) {
-  if (p->has_callbacks)
-    return hs__error(HS_ERR_UNAVAILABLE,
-                     "derived datatypes cannot describe fields with pack/unpack hooks");
-  MPI_Datatype *types = malloc((size_t)(n > 0 ? n : 1) * sizeof *types);
-  MPI_Aint *disp = malloc((size_t)(n > 0 ? n : 1) * sizeof *disp);
-  int *len = malloc((size_t)(n > 0 ? n : 1) * sizeof *len);
-  if (!types || !disp || !len) {
-    free(types);
-    free(disp);
-    free(len);
-    return hs__error(HS_ERR_NOMEM, "out of memory building a datatype");
-  }
-  int rc = HS_OK;
-  int built = 0;
-  for (; built < n && rc == HS_OK; built++) {
-    const hs_section *s = &secs[built];
-    rc = hs__section_datatype(p, s, &types[built]);
-    if (rc != HS_OK) break;
-    MPI_Get_address(hs__field_ptr(p, arrays, s->box.field) + s->base, &disp[built]);
-    len[built] = 1;
-  }
-  if (rc == HS_OK) {
-    int mrc = MPI_Type_create_struct(n, len, disp, types, out);
-    if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(out);
-    if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Type_create_struct");
-  }
-  for (int i = 0; i < built; i++) MPI_Type_free(&types[i]);
-  free(types);
-  free(disp);
-  free(len);
-  return rc;
 }

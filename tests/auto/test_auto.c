@@ -183,15 +183,17 @@ int main(int argc, char **argv) {
     run_auto(opt, allowed);
   }
   run_auto("candidates=p2p:persistent=0,swaps=2,verbose=1", "p2p");
+  /* Any number of options per candidate: bracket the list so its commas stay inside. */
+  run_auto("candidates=[p2p:dtype=0,persistent=1+p2p:dtype=1,persistent=0],rounds=3", "p2p");
   /* Options from the environment reach the auto plan but not its candidates' plans. */
   setenv("HALOSWAP_OPTIONS", "candidates=p2p,rounds=2", 1);
   run_auto(NULL, "p2p");
   unsetenv("HALOSWAP_OPTIONS");
   run_bad("candidates=p2p+no-such-transport", "no-such-transport");
   run_bad("candidates=auto", "auto itself");
-  run_bad("candidates=", "names no transport");
+  run_bad("candidates=+", "names no transport");
   run_bad("candidates=p2p+p2p", "twice");
-  run_bad("rounds=0", "rounds = 0");
+  run_bad("rounds=0", "option rounds = '0' is not allowed");
 
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

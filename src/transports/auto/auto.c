@@ -1,17 +1,19 @@
 /* Transport "auto": measured transport selection. At plan creation it builds a plan for every
- * usable candidate transport on the same decomposition and fields, checks that each fills the
- * halos with the same bytes as the first, times them interleaved on the real fields, agrees on
+ * usable candidate transport on the same decomposition and fields, checks each against the
+ * core's analytic halo check (every halo cell must hold the value computed from the global
+ * coordinates of the cell it mirrors), times them interleaved on the real fields, agrees on
  * the fastest across ranks (per round the slowest rank's mean time per swap; the score is the
  * mean of the faster half of the rounds) and from then on hands every swap to that plan. The
- * caller's halo cells are saved before the trial and restored after it, so plan creation
- * leaves no trace in the fields.
+ * caller's fields are saved before the trial and restored after it, so plan creation leaves
+ * no trace in them.
  *
- * Options: candidates=a+b+c (default: every registered transport but auto; '+' separates
- * because ',' separates options), rounds=N (default 7, fewer (>= 3) for slow swaps),
- * swaps=N (per round; default: as many as fit about 4 ms, 1..50), verbose=1 (print the
- * choice and the timings on rank 0; also HALOSWAP_VERBOSE=1). */
+ * Options (auto_options below): candidates=a+b:k=v,k=v+c (default: every registered
+ * transport but auto; a candidate may carry any number of options; bracket the whole list
+ * when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps, verbose
+ * (also HALOSWAP_VERBOSE=1). */
 #include "hs_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,23 @@
 #define AUTO_MAX_ROUNDS 64
 
 typedef struct {
-  char spec[64];
+  char candidates[HS_OPT_VAL_LEN];
+  int rounds, swaps, verbose;
+} auto_config;
+
+static const hs_option_spec auto_options[] = {
+    {"candidates", HS_OPT_STRING, "", 0, 0, NULL, offsetof(auto_config, candidates),
+     "transports to try, '+'-separated, each with its own options (empty: every other one)"},
+    {"rounds", HS_OPT_INT, "7", 1, AUTO_MAX_ROUNDS, NULL, offsetof(auto_config, rounds),
+     "timed rounds per candidate (fewer, not below 3, when swaps are slow, unless given)"},
+    {"swaps", HS_OPT_INT, "0", 0, 10000, NULL, offsetof(auto_config, swaps),
+     "swaps per round (0: as many as fit about 4 ms, at most 50)"},
+    {"verbose", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(auto_config, verbose),
+     "print the choice and every candidate's timings on rank 0"},
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+
+typedef struct {
+  char spec[HS_OPT_VAL_LEN];
   hs_plan plan;      /* NULL once skipped or dropped */
   char reason[320];  /* why it was not considered */
   double score;      /* us per swap: mean of the faster half of the rounds (the choice) */
@@ -34,37 +52,34 @@ typedef struct {
   auto_cand c[AUTO_MAX_CAND];
 } auto_t;
 
-static int is_sep(char ch) { return ch == '+' || ch == ';' || ch == ' ' || ch == '/'; }
+static int is_sep(char ch) { return ch == '+' || ch == ';'; }
 
 static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
-  if (!list) {
+  if (!*list) {
     for (int i = 0; i < hs_transport_count() && t->n < AUTO_MAX_CAND; i++) {
       const char *nm = hs_transport_name(i);
-      if (strcmp(nm, p->transport_name) != 0) snprintf(t->c[t->n++].spec, 64, "%s", nm);
+      if (strcmp(nm, p->transport_name) != 0)
+        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", nm);
     }
     return HS_OK;
   }
-  const char *s = list;
-  while (*s) {
-    while (is_sep(*s)) s++;
+  for (const char *s = list; *s;) {
+    while (is_sep(*s) || *s == ' ') s++;
     if (!*s) break;
     size_t n = 0;
     while (s[n] && !is_sep(s[n])) n++;
-    if (n >= sizeof t->c[0].spec || t->n == AUTO_MAX_CAND)
-      return hs__error(HS_ERR_ARG, "auto: candidates = '%s': too many or too long entries", list);
-    char spec[64];
-    memcpy(spec, s, n);
-    spec[n] = 0;
+    if (t->n == AUTO_MAX_CAND)
+      return hs__error(HS_ERR_ARG, "auto: candidates = '%s': more than %d entries", list,
+                       AUTO_MAX_CAND);
+    char *spec = t->c[t->n].spec;
+    snprintf(spec, sizeof t->c[0].spec, "%.*s", (int)n, s);
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
     if (!strcmp(name, p->transport_name))
       return hs__error(HS_ERR_ARG, "auto: candidates = '%s' names auto itself", list);
     if (!hs__transport_find(name)) {
-      char built[512] = "";
-      for (int i = 0; i < hs_transport_count(); i++) {
-        size_t l = strlen(built);
-        snprintf(built + l, sizeof built - l, "%s%s", i ? ", " : "", hs_transport_name(i));
-      }
+      char built[512];
+      hs__transport_list(built, sizeof built);
       return hs__error(HS_ERR_ARG,
                        "auto: candidates = '%s': unknown transport '%s' (built: %s; separate "
                        "candidates with '+')",
@@ -73,7 +88,7 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     for (int i = 0; i < t->n; i++)
       if (!strcmp(t->c[i].spec, spec))
         return hs__error(HS_ERR_ARG, "auto: candidates = '%s' lists '%s' twice", list, spec);
-    snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", spec);
+    t->n++;
     s += n;
   }
   if (t->n == 0)
@@ -81,48 +96,12 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
   return HS_OK;
 }
 
-/* Every byte a swap writes on this rank: the receive sections of every peer and the
- * destinations of the self copies, in plan order. */
-static size_t halo_bytes(const hs_plan p) {
-  size_t n = p->self_bytes;
-  for (int k = 0; k < p->npeers; k++) n += p->peers[k].recv_bytes;
-  return n;
-}
-
-static void snapshot(const hs_plan p, char *buf) {
-  for (int k = 0; k < p->npeers; k++)
-    for (int i = 0; i < p->peers[k].nrecv; i++) {
-      const hs_section *s = &p->peers[k].recv[i];
-      hs__pack_section(p, s, p->fields[s->box.field].data, buf);
-      buf += s->bytes;
-    }
-  for (int i = 0; i < p->nself; i++) {
-    const hs_section *s = &p->self[i].dst;
-    hs__pack_section(p, s, p->fields[s->box.field].data, buf);
-    buf += s->bytes;
-  }
-}
-
-static void restore(const hs_plan p, const char *buf) {
-  for (int k = 0; k < p->npeers; k++)
-    for (int i = 0; i < p->peers[k].nrecv; i++) {
-      const hs_section *s = &p->peers[k].recv[i];
-      hs__unpack_section(p, s, p->fields[s->box.field].data, buf);
-      buf += s->bytes;
-    }
-  for (int i = 0; i < p->nself; i++) {
-    const hs_section *s = &p->self[i].dst;
-    hs__unpack_section(p, s, p->fields[s->box.field].data, buf);
-    buf += s->bytes;
-  }
-}
-
-static int create_candidate(hs_plan p, auto_cand *c, hs_field *fl) {
+static void create_candidate(hs_plan p, auto_cand *c, hs_field *fl) {
   char name[64], why[256] = "";
   snprintf(name, sizeof name, "%.*s", (int)strcspn(c->spec, ":"), c->spec);
   if (hs_transport_available(p->comm, name, why, sizeof why) != HS_OK) {
     snprintf(c->reason, sizeof c->reason, "unavailable: %s", why[0] ? why : hs_error_message());
-    return HS_OK;
+    return;
   }
   hs_plan_desc d;
   hs_plan_desc_init(&d);
@@ -133,11 +112,10 @@ static int create_candidate(hs_plan p, auto_cand *c, hs_field *fl) {
   d.nfields = p->nfields;
   d.fields = fl;
   d.transport_name = c->spec;
-  if (hs__plan_create_nested(p->decomp, &d, &c->plan) != HS_OK) {
+  if (hs__plan_create_ex(p->decomp, &d, HS_CREATE_NESTED, &c->plan) != HS_OK) {
     c->plan = NULL;
     snprintf(c->reason, sizeof c->reason, "plan creation failed: %s", hs_error_message());
   }
-  return HS_OK;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -147,36 +125,10 @@ static int cmp_double(const void *a, const void *b) {
 
 static void print_report(hs_plan p, FILE *out);
 
-static int auto_setup(hs_plan p) {
-  auto_t *t = hs__calloc(p, sizeof *t);
-  if (!t) return hs__error(HS_ERR_NOMEM, "auto: out of memory");
-  p->impl = t;
-  t->chosen = -1;
-  p->core_self_copy = false; /* the chosen plan does its own self copies */
-  int verbose = 0, rc;
-  const char *env = getenv("HALOSWAP_VERBOSE");
-  if (env && *env && strcmp(env, "0") != 0) verbose = 1;
-  if ((rc = hs__opt_int(p, "verbose", verbose, &verbose)) != HS_OK) return rc;
-  int rounds_given = hs__opt_get(p, "rounds") != NULL;
-  if ((rc = hs__opt_int(p, "rounds", 7, &t->rounds)) != HS_OK) return rc;
-  if ((rc = hs__opt_int(p, "swaps", 0, &t->swaps)) != HS_OK) return rc;
-  if (t->rounds < 1 || t->rounds > AUTO_MAX_ROUNDS)
-    return hs__error(HS_ERR_ARG, "auto: rounds = %d, must be 1..%d", t->rounds,
-                     AUTO_MAX_ROUNDS);
-  if (t->swaps < 0 || t->swaps > 10000)
-    return hs__error(HS_ERR_ARG, "auto: swaps = %d, must be 0 (adaptive)..10000", t->swaps);
-  /* Options are equal on every rank (the core checks), so a bad list fails everywhere
-   * before any collective call. */
-  if ((rc = parse_candidates(p, t, hs__opt_get(p, "candidates"))) != HS_OK) return rc;
-
-  /* Sub-plans see the fields through their resolved strides (or the caller's hooks). */
+/* Sub-plans see the fields through their resolved strides (or the caller's hooks). */
+static hs_field *candidate_fields(hs_plan p) {
   hs_field *fl = calloc((size_t)p->nfields, sizeof *fl);
-  size_t hb = halo_bytes(p);
-  char *saved = malloc(hb ? hb : 1), *ref = malloc(hb ? hb : 1), *cur = malloc(hb ? hb : 1);
-  rc = (fl && saved && ref && cur) ? HS_OK : hs__error(HS_ERR_NOMEM, "auto: out of memory");
-  rc = hs__agree(p->comm, rc);
-  if (rc != HS_OK) goto out;
-  for (int f = 0; f < p->nfields; f++) {
+  for (int f = 0; fl && f < p->nfields; f++) {
     const hs_fieldinfo *fi = &p->fields[f];
     fl[f].type = fi->type;
     fl[f].data = fi->data;
@@ -189,41 +141,52 @@ static int auto_setup(hs_plan p) {
     fl[f].unpack = fi->unpack;
     fl[f].ctx = fi->ctx;
   }
-  double t_create = MPI_Wtime();
-  for (int i = 0; i < t->n; i++) create_candidate(p, &t->c[i], fl);
-  double t_trial = MPI_Wtime();
-  t->create_s = t_trial - t_create;
+  return fl;
+}
 
-  /* Same halos: one swap each from the caller's state, compared with the first. */
-  snapshot(p, saved);
-  int refc = -1;
+/* One swap of each candidate from the analytic pattern; a candidate that fails on any rank,
+ * or leaves any halo cell wrong on any rank, is dropped everywhere. */
+static void validate(hs_plan p, auto_t *t, hs_oracle *o) {
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];
     if (!c->plan) continue;
+    hs__oracle_reset(p, o);
     int lrc = hs_swap(c->plan, NULL);
-    int bad = 0;
-    if (lrc != HS_OK) bad = 2;
-    else {
-      snapshot(p, cur);
-      if (refc < 0) memcpy(ref, cur, hb);
-      else if (memcmp(ref, cur, hb) != 0) bad = 1;
-    }
-    restore(p, saved);
-    int anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, p->comm);
-    if (anybad) {
-      if (anybad == 2)
-        snprintf(c->reason, sizeof c->reason, "swap failed on some rank: %s",
-                 lrc != HS_OK ? hs_error_message() : "(see that rank)");
-      else
-        snprintf(c->reason, sizeof c->reason, "halos differ from those of %s",
-                 t->c[refc].spec);
+    if (lrc == HS_OK) lrc = hs__oracle_check(p, o);
+    lrc = hs__agree(p->comm, lrc);
+    if (lrc != HS_OK) {
+      snprintf(c->reason, sizeof c->reason, "failed the halo check: %s", hs_error_message());
       hs_plan_free(&c->plan);
-      c->plan = NULL;
-    } else if (refc < 0) {
-      refc = i;
     }
   }
+}
+
+static int auto_setup(hs_plan p) {
+  const auto_config *cfg = p->config;
+  auto_t *t = hs__calloc(p, sizeof *t);
+  if (!t) return hs__error(HS_ERR_NOMEM, "auto: out of memory");
+  p->impl = t;
+  t->chosen = -1;
+  t->rounds = cfg->rounds;
+  t->swaps = cfg->swaps;
+  int verbose = cfg->verbose, rounds_given = hs__option_given(p, "rounds");
+  const char *env = getenv("HALOSWAP_VERBOSE");
+  if (!hs__option_given(p, "verbose") && env && *env && strcmp(env, "0") != 0) verbose = 1;
+  /* Options are equal on every rank (the core checks), so a bad list fails everywhere
+   * before any collective call. */
+  int rc = parse_candidates(p, t, cfg->candidates);
+  if (rc != HS_OK) return rc;
+  hs_field *fl = candidate_fields(p);
+  hs_oracle *o = NULL;
+  rc = fl ? HS_OK : hs__error(HS_ERR_NOMEM, "auto: out of memory");
+  if (rc == HS_OK) rc = hs__oracle_begin(p, &o);
+  rc = hs__agree(p->comm, rc);
+  if (rc != HS_OK) goto out;
+  double t_create = hs__wtime();
+  for (int i = 0; i < t->n; i++) create_candidate(p, &t->c[i], fl);
+  double t_trial = hs__wtime();
+  t->create_s = t_trial - t_create;
+  validate(p, t, o);
 
   /* Adaptive trial length, the same on every rank: about 4 ms per candidate and round,
    * from the slowest candidate's swap; and fewer rounds (not below 3) when slow swaps
@@ -231,9 +194,9 @@ static int auto_setup(hs_plan p) {
   double worst = 0, sum = 0;
   for (int i = 0; i < t->n; i++) {
     if (!t->c[i].plan) continue;
-    double t0 = MPI_Wtime();
+    double t0 = hs__wtime();
     hs_swap(t->c[i].plan, NULL);
-    double dt = MPI_Wtime() - t0;
+    double dt = hs__wtime() - t0;
     sum += dt;
     if (dt > worst) worst = dt;
   }
@@ -264,12 +227,11 @@ static int auto_setup(hs_plan p) {
       auto_cand *c = &t->c[i];
       if (!c->plan) continue;
       MPI_Barrier(p->comm);
-      double t0 = MPI_Wtime();
+      double t0 = hs__wtime();
       for (int s = 0; s < swaps; s++) hs_swap(c->plan, NULL);
-      local[i * AUTO_MAX_ROUNDS + r] = (MPI_Wtime() - t0) / swaps;
+      local[i * AUTO_MAX_ROUNDS + r] = (hs__wtime() - t0) / swaps;
     }
   MPI_Allreduce(local, global, AUTO_MAX_CAND * AUTO_MAX_ROUNDS, MPI_DOUBLE, MPI_MAX, p->comm);
-  restore(p, saved);
   int best = -1;
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];
@@ -300,20 +262,15 @@ static int auto_setup(hs_plan p) {
     goto out;
   }
   t->chosen = best;
-  t->trial_s = MPI_Wtime() - t_trial;
+  t->trial_s = hs__wtime() - t_trial;
   for (int i = 0; i < t->n; i++)
     if (i != best && t->c[i].plan) hs_plan_free(&t->c[i].plan);
-  hs_plan_stats st;
-  hs_plan_get_stats(t->c[best].plan, &st);
   hs_plan_reset_stats(t->c[best].plan);
-  p->transport_bytes += st.bytes_allocated;
   if (verbose && p->rank == 0) print_report(p, stdout);
   rc = HS_OK;
 out:
+  hs__oracle_end(p, o); /* the caller's data back */
   free(fl);
-  free(saved);
-  free(ref);
-  free(cur);
   return rc;
 }
 
@@ -332,7 +289,7 @@ static void auto_destroy(hs_plan p) {
   if (!t) return;
   for (int i = 0; i < t->n; i++)
     if (t->c[i].plan) hs_plan_free(&t->c[i].plan);
-  hs__free(p, t, sizeof *t);
+  hs__free(p, t);
   p->impl = NULL;
 }
 
@@ -341,35 +298,27 @@ static hs_plan auto_delegate(hs_plan p) {
   return (t && t->chosen >= 0) ? t->c[t->chosen].plan : NULL;
 }
 
-static int report_text(hs_plan p, char *buf, size_t len) {
+static void auto_describe(hs_plan p, char *buf, size_t len) {
   auto_t *t = p->impl;
   size_t n = 0;
-#define PUT(...)                                                    \
-  do {                                                              \
-    int w_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__); \
-    if (w_ > 0) n += (size_t)w_;                                    \
-  } while (0)
   if (!t || t->chosen < 0) {
-    PUT("; auto: no choice made");
-    return (int)n;
+    hs__appendf(buf, len, &n, "; auto: no choice made");
+    return;
   }
-  PUT("; auto chose %s (us per swap, faster-half mean / median [min-max] of %d rounds x %d "
-      "swaps:",
-      t->c[t->chosen].spec, t->rounds, t->swaps);
+  hs__appendf(buf, len, &n,
+              "; auto chose %s (us per swap, faster-half mean / median [min-max] of %d rounds x "
+              "%d swaps:",
+              t->c[t->chosen].spec, t->rounds, t->swaps);
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
-      PUT(" %s skipped: %s;", c->spec, c->reason);
+      hs__appendf(buf, len, &n, "%s %s skipped: %s", i ? ";" : "", c->spec, c->reason);
     else
-      PUT(" %s %.1f / %.1f [%.1f-%.1f];", c->spec, c->score, c->med, c->min, c->max);
+      hs__appendf(buf, len, &n, "%s %s %.1f / %.1f [%.1f-%.1f]", i ? ";" : "", c->spec, c->score,
+                  c->med, c->min, c->max);
   }
-  if (n > 0 && n <= len && buf[n - 1] == ';') buf[--n] = 0;
-  PUT(")");
-#undef PUT
-  return (int)n;
+  hs__appendf(buf, len, &n, ")");
 }
-
-static void auto_describe(hs_plan p, char *buf, size_t len) { report_text(p, buf, len); }
 
 static void print_report(hs_plan p, FILE *out) {
   auto_t *t = p->impl;
@@ -389,17 +338,17 @@ static void print_report(hs_plan p, FILE *out) {
   fflush(out);
 }
 
-static const char *const auto_keys[] = {"candidates", "rounds", "swaps", "verbose", NULL};
-
 const hs_transport_ops hs__transport_auto = {
     .name = "auto",
+    .id = HS_TRANSPORT_AUTO,
+    .flags = HS_OPS_DELEGATES,
     .summary = "measures every usable transport on the plan at creation and uses the fastest",
-    .query = NULL,
+    .options = auto_options,
+    .config_size = sizeof(auto_config),
     .setup = auto_setup,
     .start = auto_start,
     .complete = auto_complete,
     .destroy = auto_destroy,
-    .option_keys = auto_keys,
     .delegate = auto_delegate,
     .describe = auto_describe,
 };

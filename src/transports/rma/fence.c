@@ -14,15 +14,30 @@
  * from libraries that skip that synchronisation on NOPRECEDE fences. */
 #include "rma_common.h"
 
-#include <string.h>
+
+typedef struct {
+  rma_options common;
+  int drive, epoch;
+} fence_config;
+
+enum { DRIVE_PUT = 0, DRIVE_GET = 1 };
+enum { EPOCH_AUTO = 0, EPOCH_EARLY = 1, EPOCH_NAIVE = 2 };
+static const char *const drive_vals[] = {"put", "get", NULL};
+static const char *const epoch_vals[] = {"auto", "early", "naive", NULL};
+
+static const hs_option_spec fence_options[] = {
+    {"drive", HS_OPT_CHOICE, "put", 0, 0, drive_vals, offsetof(fence_config, drive),
+     "neighbours put into my window, or get from theirs"},
+    {"epoch", HS_OPT_CHOICE, "auto", 0, 0, epoch_vals, offsetof(fence_config, epoch),
+     "open the next epoch at the end of complete (early) or in start (naive); auto: early "
+     "for put, naive for get"},
+    RMA_COMMON_OPTIONS(fence_config),
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
 
 typedef struct {
   rma_t *r;
   int get, early, open;
 } fence_t;
-
-static const char *const drive_vals[] = {"put", "get", NULL};
-static const char *const epoch_vals[] = {"early", "naive", NULL};
 
 static int fence(fence_t *f, int assert_bits, const char *what) {
   int mrc = MPI_Win_fence(rma_assert(f->r, assert_bits), f->r->win);
@@ -31,26 +46,18 @@ static int fence(fence_t *f, int assert_bits, const char *what) {
 }
 
 static int fence_setup(hs_plan p) {
+  const fence_config *c = p->config;
   fence_t *f = hs__calloc(p, sizeof *f);
   p->impl = f;
-  rma_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = p->transport_name;
-  cfg.nbufs = 1;
-  int rc = f ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-fence: out of memory");
-  int epoch = -1;
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "drive", drive_vals, 0, &f->get);
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "epoch", epoch_vals, -1, &epoch);
-  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
-  if (rc == HS_OK && f->get && epoch == 0)
-    rc = hs__error(HS_ERR_ARG,
-                   "rma-fence: epoch=early needs drive=put: a get-driven swap must fence after "
-                   "packing, in start (use epoch=naive or leave epoch unset)");
-  rc = hs__agree(p->comm, rc);
-  if (rc != HS_OK) return rc;
-  f->early = f->get ? 0 : (epoch != 1);
-  cfg.kind = f->get ? RMA_WIN_SEND : RMA_WIN_RECV;
-  rc = hs__rma_setup(p, &cfg, &f->r);
+  if (!f) return hs__error(HS_ERR_NOMEM, "rma-fence: out of memory");
+  f->get = c->drive == DRIVE_GET;
+  if (f->get && c->epoch == EPOCH_EARLY)
+    return hs__error(HS_ERR_ARG,
+                     "rma-fence: epoch=early needs drive=put: a get-driven swap must fence after "
+                     "packing, in start (use epoch=naive or leave epoch unset)");
+  f->early = !f->get && c->epoch != EPOCH_NAIVE;
+  rma_layout l = {f->get ? RMA_WIN_SEND : RMA_WIN_RECV, 1, 0};
+  int rc = hs__rma_setup(p, &c->common, &l, &f->r);
   if (rc != HS_OK) return rc;
   if (f->early) {
     /* The very first epoch: the window has never been read, nothing to order. */
@@ -104,19 +111,18 @@ static void fence_destroy(hs_plan p) {
   if (f->open && f->r && f->r->have_win)
     MPI_Win_fence(rma_assert(f->r, MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED), f->r->win);
   hs__rma_destroy(p, f->r);
-  hs__free(p, f, sizeof *f);
+  hs__free(p, f);
   p->impl = NULL;
 }
 
-static const char *const fence_keys[] = {"drive", "epoch", "dtype", "assert", "window", NULL};
-
 const hs_transport_ops hs__transport_rma_fence = {
     .name = "rma-fence",
+    .id = HS_TRANSPORT_RMA_FENCE,
     .summary = "MPI-3 RMA, MPI_Win_fence epochs; put-driven (default) or get-driven",
-    .query = NULL,
+    .options = fence_options,
+    .config_size = sizeof(fence_config),
     .setup = fence_setup,
     .start = fence_start,
     .complete = fence_complete,
     .destroy = fence_destroy,
-    .option_keys = fence_keys,
 };

@@ -18,7 +18,6 @@
  * swap s+1, which the neighbour sends only after it finished unpacking swap s. */
 #include "rma_common.h"
 
-#include <string.h>
 
 typedef struct {
   rma_t *r;
@@ -28,9 +27,23 @@ typedef struct {
   char token;
 } passive_t;
 
+typedef struct {
+  rma_options common;
+  int epoch, notify, winsync;
+} passive_config;
+
 static const char *const epoch_vals[] = {"early", "naive", NULL};
 static const char *const notify_vals[] = {"msg", "ibarrier", NULL};
 static const char *const sync_vals[] = {"auto", "always", NULL};
+static const hs_option_spec passive_options[] = {
+    {"epoch", HS_OPT_CHOICE, "early", 0, 0, epoch_vals, offsetof(passive_config, epoch),
+     "lock_all once at plan creation (early) or per swap (naive)"},
+    {"notify", HS_OPT_CHOICE, "msg", 0, 0, notify_vals, offsetof(passive_config, notify),
+     "zero-byte message per neighbour, or one MPI_Ibarrier"},
+    {"winsync", HS_OPT_CHOICE, "auto", 0, 0, sync_vals, offsetof(passive_config, winsync),
+     "MPI_Win_sync before reading: when the memory model is separate (auto), or always"},
+    RMA_COMMON_OPTIONS(passive_config),
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
 
 static int lock_all(passive_t *a) {
   int mrc = MPI_Win_lock_all(rma_assert(a->r, MPI_MODE_NOCHECK), a->r->win);
@@ -61,24 +74,15 @@ static int sync_for_read(hs_plan p, passive_t *a) {
 }
 
 static int passive_setup(hs_plan p) {
+  const passive_config *c = p->config;
   passive_t *a = hs__calloc(p, sizeof *a);
   p->impl = a;
-  rma_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = p->transport_name;
-  cfg.nbufs = 2;
-  cfg.passive = 1;
-  cfg.kind = RMA_WIN_RECV;
-  int rc = a ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
-  int epoch = 0;
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "epoch", epoch_vals, 0, &epoch);
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "notify", notify_vals, 0, &a->ibarrier);
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "winsync", sync_vals, 0, &a->always_sync);
-  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
-  rc = hs__agree(p->comm, rc);
-  if (rc != HS_OK) return rc;
-  a->early = epoch == 0;
-  rc = hs__rma_setup(p, &cfg, &a->r);
+  if (!a) return hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
+  a->early = c->epoch == 0;
+  a->ibarrier = c->notify;
+  a->always_sync = c->winsync;
+  static const rma_layout l = {RMA_WIN_RECV, 2, 1};
+  int rc = hs__rma_setup(p, &c->common, &l, &a->r);
   if (rc != HS_OK) return rc;
   rma_t *r = a->r;
   if (!a->ibarrier) {
@@ -87,13 +91,13 @@ static int passive_setup(hs_plan p) {
     a->rreq = hs__malloc(p, n * sizeof(MPI_Request));
     if (!a->sreq || !a->rreq) rc = hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
     for (int i = 0; rc == HS_OK && i < r->nout; i++) {
-      int mrc = MPI_Send_init(&a->token, 0, MPI_BYTE, p->peers[r->out[i]].rank, p->tag, p->comm,
+      int mrc = MPI_Send_init(&a->token, 0, MPI_BYTE, p->peers[r->out[i]].rank, HS_TAG_NOTIFY, p->comm,
                               &a->sreq[i]);
       if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Send_init (notification)");
       else a->nsreq++;
     }
     for (int i = 0; rc == HS_OK && i < r->nin; i++) {
-      int mrc = MPI_Recv_init(&a->token, 0, MPI_BYTE, p->peers[r->in[i]].rank, p->tag, p->comm,
+      int mrc = MPI_Recv_init(&a->token, 0, MPI_BYTE, p->peers[r->in[i]].rank, HS_TAG_NOTIFY, p->comm,
                               &a->rreq[i]);
       if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Recv_init (notification)");
       else a->nrreq++;
@@ -153,25 +157,22 @@ static void passive_destroy(hs_plan p) {
   if (a->locked && a->r && a->r->have_win) MPI_Win_unlock_all(a->r->win);
   for (int i = 0; i < a->nsreq; i++) MPI_Request_free(&a->sreq[i]);
   for (int i = 0; i < a->nrreq; i++) MPI_Request_free(&a->rreq[i]);
-  size_t n = (size_t)(p->npeers > 0 ? p->npeers : 1);
-  hs__free(p, a->sreq, n * sizeof(MPI_Request));
-  hs__free(p, a->rreq, n * sizeof(MPI_Request));
+  hs__free(p, a->sreq);
+  hs__free(p, a->rreq);
   hs__rma_destroy(p, a->r);
-  hs__free(p, a, sizeof *a);
+  hs__free(p, a);
   p->impl = NULL;
 }
 
-static const char *const passive_keys[] = {"epoch", "notify", "winsync", "dtype",
-                                           "assert", "window", NULL};
-
 const hs_transport_ops hs__transport_rma_passive = {
     .name = "rma-passive",
+    .id = HS_TRANSPORT_RMA_PASSIVE,
     .summary = "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
                "double-buffered window",
-    .query = NULL,
+    .options = passive_options,
+    .config_size = sizeof(passive_config),
     .setup = passive_setup,
     .start = passive_start,
     .complete = passive_complete,
     .destroy = passive_destroy,
-    .option_keys = passive_keys,
 };

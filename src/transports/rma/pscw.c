@@ -12,7 +12,6 @@
  * when every neighbour's access epoch has completed, so I never read before its data is in. */
 #include "rma_common.h"
 
-#include <string.h>
 
 typedef struct {
   rma_t *r;
@@ -20,7 +19,17 @@ typedef struct {
   MPI_Group gin, gout; /* ranks that put to me / that I put to */
 } pscw_t;
 
+typedef struct {
+  rma_options common;
+  int epoch;
+} pscw_config;
+
 static const char *const epoch_vals[] = {"early", "naive", NULL};
+static const hs_option_spec pscw_options[] = {
+    {"epoch", HS_OPT_CHOICE, "early", 0, 0, epoch_vals, offsetof(pscw_config, epoch),
+     "post the next exposure epoch at the end of complete (early) or in start (naive)"},
+    RMA_COMMON_OPTIONS(pscw_config),
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
 
 static int open_epochs(pscw_t *w) {
   /* Post first: a neighbour blocked in its start waits for exactly this. */
@@ -44,24 +53,14 @@ static int close_epochs(pscw_t *w) {
 }
 
 static int pscw_setup(hs_plan p) {
+  const pscw_config *c = p->config;
   pscw_t *w = hs__calloc(p, sizeof *w);
   p->impl = w;
-  rma_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.mode = p->transport_name;
-  cfg.nbufs = 1;
-  cfg.kind = RMA_WIN_RECV;
-  int rc = w ? HS_OK : hs__error(HS_ERR_NOMEM, "rma-pscw: out of memory");
-  int epoch = 0;
-  if (rc == HS_OK) {
-    w->gin = w->gout = MPI_GROUP_NULL;
-    rc = hs__rma_opt_choice(p, "epoch", epoch_vals, 0, &epoch);
-  }
-  if (rc == HS_OK) rc = hs__rma_common_opts(p, &cfg);
-  rc = hs__agree(p->comm, rc);
-  if (rc != HS_OK) return rc;
-  w->early = epoch == 0;
-  rc = hs__rma_setup(p, &cfg, &w->r);
+  if (!w) return hs__error(HS_ERR_NOMEM, "rma-pscw: out of memory");
+  w->gin = w->gout = MPI_GROUP_NULL;
+  w->early = c->epoch == 0;
+  static const rma_layout l = {RMA_WIN_RECV, 1, 0};
+  int rc = hs__rma_setup(p, &c->common, &l, &w->r);
   if (rc != HS_OK) return rc;
   rc = hs__rma_group(p, w->r->in, w->r->nin, &w->gin);
   if (rc == HS_OK) rc = hs__rma_group(p, w->r->out, w->r->nout, &w->gout);
@@ -96,19 +95,18 @@ static void pscw_destroy(hs_plan p) {
   if (w->gin != MPI_GROUP_NULL) MPI_Group_free(&w->gin);
   if (w->gout != MPI_GROUP_NULL) MPI_Group_free(&w->gout);
   hs__rma_destroy(p, w->r);
-  hs__free(p, w, sizeof *w);
+  hs__free(p, w);
   p->impl = NULL;
 }
 
-static const char *const pscw_keys[] = {"epoch", "dtype", "assert", "window", NULL};
-
 const hs_transport_ops hs__transport_rma_pscw = {
     .name = "rma-pscw",
+    .id = HS_TRANSPORT_RMA_PSCW,
     .summary = "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
-    .query = NULL,
+    .options = pscw_options,
+    .config_size = sizeof(pscw_config),
     .setup = pscw_setup,
     .start = pscw_start,
     .complete = pscw_complete,
     .destroy = pscw_destroy,
-    .option_keys = pscw_keys,
 };

@@ -6,42 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hs__rma_opt_choice(hs_plan p, const char *key, const char *const *vals, int def, int *out) {
-  const char *v = hs__opt_get(p, key);
-  *out = def;
-  if (!v) return HS_OK;
-  char list[128] = "";
-  for (int i = 0; vals[i]; i++) {
-    if (!strcmp(v, vals[i])) {
-      *out = i;
-      return HS_OK;
-    }
-    size_t l = strlen(list);
-    snprintf(list + l, sizeof list - l, "%s%s", i ? "|" : "", vals[i]);
-  }
-  return hs__error(HS_ERR_ARG, "transport %s: option %s = '%s' is not one of %s",
-                   p->transport_name, key, v, list);
-}
-
-int hs__rma_opt_bool(hs_plan p, const char *key, int def, int *out) {
-  int rc = hs__opt_int(p, key, def, out);
-  if (rc == HS_OK && *out != 0 && *out != 1)
-    return hs__error(HS_ERR_ARG, "transport %s: option %s = %d, must be 0 or 1",
-                     p->transport_name, key, *out);
-  return rc;
-}
-
-/* Origin side default: packing into one staging buffer measured faster than derived
- * datatypes on both MPI libraries (docs/rma.md). */
-#define RMA_DTYPE_DEFAULT 0
-
-int hs__rma_common_opts(hs_plan p, rma_t *cfg) {
-  static const char *const window_vals[] = {"auto", "allocate", "create", NULL};
-  int rc = hs__rma_opt_bool(p, "dtype", RMA_DTYPE_DEFAULT, &cfg->dtype);
-  if (rc == HS_OK) rc = hs__rma_opt_bool(p, "assert", 1, &cfg->use_assert);
-  if (rc == HS_OK) rc = hs__rma_opt_choice(p, "window", window_vals, 0, &cfg->window);
-  return rc;
-}
+const char *const hs__rma_window_vals[] = {"auto", "allocate", "create", NULL};
 
 /* Bytes of peer k that live in my window / that I move on the origin side. */
 static size_t win_bytes(const hs_peer *pe, rma_winkind kind) {
@@ -58,16 +23,11 @@ static int alloc_lists(hs_plan p, rma_t *t) {
   t->in = hs__calloc(p, n * sizeof(int));
   t->my_off = hs__calloc(p, n * sizeof(MPI_Aint));
   t->their_off = hs__calloc(p, n * sizeof(MPI_Aint));
-  t->their_half = hs__calloc(p, n * sizeof(MPI_Aint));
+  t->their_bytes = hs__calloc(p, n * sizeof(MPI_Aint));
   t->stage_off = hs__calloc(p, n * sizeof(size_t));
-  t->otype = hs__calloc(p, n * sizeof(MPI_Datatype));
-  t->otype_ptrs = hs__calloc(p, (size_t)p->nfields * sizeof(char *));
-  if (t->otype)
-    for (int k = 0; k < np; k++) t->otype[k] = MPI_DATATYPE_NULL;
-  if (!t->out || !t->in || !t->my_off || !t->their_off || !t->their_half || !t->stage_off ||
-      !t->otype || !t->otype_ptrs)
+  if (!t->out || !t->in || !t->my_off || !t->their_off || !t->their_bytes || !t->stage_off)
     return hs__error(HS_ERR_NOMEM, "%s: out of memory for the peer lists", t->mode);
-  size_t half = 0, stage = 0;
+  size_t bytes = 0, stage = 0;
   for (int k = 0; k < np; k++) {
     const hs_peer *pe = &p->peers[k];
     if (pe->send_bytes > INT_MAX || pe->recv_bytes > INT_MAX)
@@ -77,16 +37,13 @@ static int alloc_lists(hs_plan p, rma_t *t) {
                        pe->rank, INT_MAX);
     if (pe->send_bytes) t->out[t->nout++] = k;
     if (pe->recv_bytes) t->in[t->nin++] = k;
-    t->my_off[k] = (MPI_Aint)half;
-    half += win_bytes(pe, t->kind);
+    t->my_off[k] = (MPI_Aint)bytes;
+    bytes += win_bytes(pe, t->l.kind);
     t->stage_off[k] = stage;
-    stage += origin_bytes(pe, t->kind);
+    stage += origin_bytes(pe, t->l.kind);
   }
-  t->half = half;
-  /* Staging: everything in packed mode; only hook fields (which no datatype can describe)
-   * in datatype mode. */
-  if (!t->dtype || p->has_callbacks) {
-    t->stage_bytes = stage;
+  t->buf_bytes = bytes;
+  if (!t->o.dtype) {
     t->stage = hs__malloc(p, stage);
     if (!t->stage)
       return hs__error(HS_ERR_NOMEM, "%s: out of memory for a %zu-byte staging buffer", t->mode,
@@ -115,9 +72,9 @@ static int try_window(hs_plan p, rma_t *t, int create, char *why, size_t n) {
   MPI_Info info;
   MPI_Info_create(&info);
   /* Active-target modes never lock: let the library skip its lock machinery. */
-  if (!t->passive) MPI_Info_set(info, "no_locks", "true");
+  if (!t->l.passive) MPI_Info_set(info, "no_locks", "true");
   MPI_Info_set(info, "same_disp_unit", "true");
-  size_t bytes = t->half * (size_t)t->nbufs;
+  size_t bytes = t->buf_bytes * (size_t)t->l.nbufs;
   void *base = NULL;
   int mrc;
   if (create) {
@@ -142,7 +99,7 @@ static int try_window(hs_plan p, rma_t *t, int create, char *why, size_t n) {
   t->have_win = 1;
   t->mem_is_ours = create;
   t->base = base;
-  p->transport_bytes += bytes;
+  hs__account(p, (int64_t)bytes);
   MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN);
   int *model = NULL, flag = 0;
   MPI_Win_get_attr(t->win, MPI_WIN_MODEL, &model, &flag);
@@ -150,12 +107,12 @@ static int try_window(hs_plan p, rma_t *t, int create, char *why, size_t n) {
   return 1;
 }
 
-/* Collective. window: 0 auto, 1 allocate, 2 create. With auto, the other way is tried when
+/* Collective. With RMA_WINDOW_AUTO, the other way is tried when
  * the first fails on every rank. */
 static int create_window(hs_plan p, rma_t *t, int window) {
-  int create = window == 2 || (window == 0 && allocate_is_unsafe());
+  int create = window == RMA_WINDOW_CREATE || (window == RMA_WINDOW_AUTO && allocate_is_unsafe());
   char why[2][MPI_MAX_ERROR_STRING + 128] = {"", ""};
-  for (int attempt = 0; attempt < (window == 0 ? 2 : 1); attempt++) {
+  for (int attempt = 0; attempt < (window == RMA_WINDOW_AUTO ? 2 : 1); attempt++) {
     int ok = try_window(p, t, create, why[attempt], sizeof why[attempt]), lo = 0, hi = 0;
     if (MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, p->comm) != MPI_SUCCESS ||
         MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, p->comm) != MPI_SUCCESS)
@@ -165,7 +122,7 @@ static int create_window(hs_plan p, rma_t *t, int window) {
     if (hi) {
       /* Made on some ranks only: freeing is collective, so those are left alone rather than
        * risk a hang. */
-      if (t->have_win) p->transport_bytes -= t->half * (size_t)t->nbufs;
+      if (t->have_win) hs__account(p, -(int64_t)(t->buf_bytes * (size_t)t->l.nbufs));
       t->have_win = 0;
       break;
     }
@@ -195,10 +152,10 @@ static int exchange_offsets(hs_plan p, rma_t *t) {
   for (int k = 0; k < np; k++) {
     const hs_peer *pe = &p->peers[k];
     sv[3 * k] = t->my_off[k];
-    sv[3 * k + 1] = (MPI_Aint)t->half;
-    sv[3 * k + 2] = (MPI_Aint)win_bytes(pe, t->kind);
-    int m1 = MPI_Irecv(&rv[3 * k], 3, MPI_AINT, pe->rank, p->tag, p->comm, &rq[2 * k]);
-    int m2 = MPI_Isend(&sv[3 * k], 3, MPI_AINT, pe->rank, p->tag, p->comm, &rq[2 * k + 1]);
+    sv[3 * k + 1] = (MPI_Aint)t->buf_bytes;
+    sv[3 * k + 2] = (MPI_Aint)win_bytes(pe, t->l.kind);
+    int m1 = MPI_Irecv(&rv[3 * k], 3, MPI_AINT, pe->rank, HS_TAG_SETUP, p->comm, &rq[2 * k]);
+    int m2 = MPI_Isend(&sv[3 * k], 3, MPI_AINT, pe->rank, HS_TAG_SETUP, p->comm, &rq[2 * k + 1]);
     if (m1 != MPI_SUCCESS || m2 != MPI_SUCCESS) {
       rc = hs__mpi_error(m1 != MPI_SUCCESS ? m1 : m2, "offset exchange (MPI_Isend/Irecv)");
       /* Requests already posted still match the neighbour's: complete what was posted. */
@@ -211,8 +168,8 @@ static int exchange_offsets(hs_plan p, rma_t *t) {
   for (int k = 0; rc == HS_OK && k < np; k++) {
     const hs_peer *pe = &p->peers[k];
     t->their_off[k] = rv[3 * k];
-    t->their_half[k] = rv[3 * k + 1];
-    size_t want = origin_bytes(pe, t->kind);
+    t->their_bytes[k] = rv[3 * k + 1];
+    size_t want = origin_bytes(pe, t->l.kind);
     if ((size_t)rv[3 * k + 2] != want)
       rc = hs__error(HS_ERR_INTERNAL,
                      "%s: rank %d reserves %zu bytes for this rank's data, this rank moves %zu",
@@ -224,137 +181,53 @@ static int exchange_offsets(hs_plan p, rma_t *t) {
   return rc;
 }
 
-int hs__rma_setup(hs_plan p, const rma_t *cfg, rma_t **out) {
+int hs__rma_setup(hs_plan p, const rma_options *o, const rma_layout *l, rma_t **out) {
   rma_t *t = hs__calloc(p, sizeof *t);
   *out = t;
   int rc = HS_OK;
-  if (!t) rc = hs__error(HS_ERR_NOMEM, "%s: out of memory", cfg->mode);
+  if (!t) rc = hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   else {
-    *t = *cfg;
+    t->mode = p->transport_name;
+    t->o = *o;
+    t->l = *l;
+    if (p->has_callbacks) t->o.dtype = 0; /* hooks need packing */
     t->win = MPI_WIN_NULL;
-    t->have_win = 0;
-    t->otype_valid = 0;
-    t->swap = 0;
     rc = alloc_lists(p, t);
   }
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
-  rc = hs__agree(p->comm, create_window(p, t, t->window));
+  rc = hs__agree(p->comm, create_window(p, t, t->o.window));
   if (rc != HS_OK) return rc;
   return hs__agree(p->comm, exchange_offsets(p, t));
 }
 
-static void free_types(hs_plan p, rma_t *t) {
-  if (!t->otype) return;
-  for (int k = 0; k < p->npeers; k++)
-    if (t->otype[k] != MPI_DATATYPE_NULL) MPI_Type_free(&t->otype[k]);
-  t->otype_valid = 0;
-}
-
 void hs__rma_destroy(hs_plan p, rma_t *t) {
   if (!t) return;
-  size_t n = (size_t)(p->npeers > 0 ? p->npeers : 1);
-  free_types(p, t);
   if (t->have_win) {
     MPI_Win_free(&t->win);
     if (t->mem_is_ours) MPI_Free_mem(t->base);
-    p->transport_bytes -= t->half * (size_t)t->nbufs;
+    hs__account(p, -(int64_t)(t->buf_bytes * (size_t)t->l.nbufs));
   }
-  hs__free(p, t->stage, t->stage_bytes);
-  hs__free(p, t->out, n * sizeof(int));
-  hs__free(p, t->in, n * sizeof(int));
-  hs__free(p, t->my_off, n * sizeof(MPI_Aint));
-  hs__free(p, t->their_off, n * sizeof(MPI_Aint));
-  hs__free(p, t->their_half, n * sizeof(MPI_Aint));
-  hs__free(p, t->stage_off, n * sizeof(size_t));
-  hs__free(p, t->otype, n * sizeof(MPI_Datatype));
-  hs__free(p, t->otype_ptrs, (size_t)p->nfields * sizeof(char *));
-  hs__free(p, t, sizeof *t);
-}
-
-/* Origin datatypes with absolute addresses: one per peer over all of its sections, so each
- * peer costs one put or get. Rebuilt only when the caller passes different arrays. */
-static int ensure_types(hs_plan p, rma_t *t, void *const *arrays) {
-  if (t->otype_valid) {
-    int same = 1;
-    for (int f = 0; f < p->nfields && same; f++)
-      if (hs__field_ptr(p, arrays, f) != t->otype_ptrs[f]) same = 0;
-    if (same) return HS_OK;
-  }
-  free_types(p, t);
-  int n = t->kind == RMA_WIN_RECV ? t->nout : t->nin;
-  const int *list = t->kind == RMA_WIN_RECV ? t->out : t->in;
-  int maxs = 1;
-  for (int i = 0; i < n; i++) {
-    const hs_peer *pe = &p->peers[list[i]];
-    int ns = t->kind == RMA_WIN_RECV ? pe->nsend : pe->nrecv;
-    if (ns > maxs) maxs = ns;
-  }
-  MPI_Datatype *types = malloc((size_t)maxs * sizeof *types);
-  MPI_Aint *disp = malloc((size_t)maxs * sizeof *disp);
-  int *len = malloc((size_t)maxs * sizeof *len);
-  int rc = HS_OK;
-  if (!types || !disp || !len)
-    rc = hs__error(HS_ERR_NOMEM, "%s: out of memory for datatypes", t->mode);
-  for (int i = 0; i < n && rc == HS_OK; i++) {
-    int k = list[i];
-    const hs_peer *pe = &p->peers[k];
-    int ns = t->kind == RMA_WIN_RECV ? pe->nsend : pe->nrecv;
-    const hs_section *secs = t->kind == RMA_WIN_RECV ? pe->send : pe->recv;
-    int built = 0;
-    for (; built < ns && rc == HS_OK; built++) {
-      const hs_section *s = &secs[built];
-      if (p->fields[s->box.field].pack) {
-        types[built] = MPI_BYTE;
-        len[built] = (int)s->bytes;
-        MPI_Get_address(t->stage + t->stage_off[k] + s->msg_offset, &disp[built]);
-      } else {
-        rc = hs__section_datatype(p, s, &types[built]);
-        if (rc != HS_OK) break;
-        len[built] = 1;
-        MPI_Get_address(hs__field_ptr(p, arrays, s->box.field) + s->base, &disp[built]);
-      }
-    }
-    if (rc == HS_OK) {
-      int mrc = MPI_Type_create_struct(ns, len, disp, types, &t->otype[k]);
-      if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(&t->otype[k]);
-      if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Type_create_struct (origin datatype)");
-    }
-    for (int j = 0; j < built; j++)
-      if (types[j] != MPI_BYTE) MPI_Type_free(&types[j]);
-  }
-  free(types);
-  free(disp);
-  free(len);
-  if (rc != HS_OK) {
-    free_types(p, t);
-    return rc;
-  }
-  for (int f = 0; f < p->nfields; f++) t->otype_ptrs[f] = hs__field_ptr(p, arrays, f);
-  t->otype_valid = 1;
-  return HS_OK;
+  void *blocks[] = {t->stage, t->out, t->in, t->my_off, t->their_off, t->their_bytes,
+                    t->stage_off, t};
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
 }
 
 int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf) {
-  if (t->dtype) {
-    int rc = ensure_types(p, t, arrays);
+  const hs_dtypes *d = NULL;
+  if (t->o.dtype) {
+    int rc = hs__dtypes_get(p, arrays, &d);
     if (rc != HS_OK) return rc;
   }
   for (int i = 0; i < t->nout; i++) {
     int k = t->out[i];
     const hs_peer *pe = &p->peers[k];
-    MPI_Aint disp = t->their_off[k] + (MPI_Aint)buf * t->their_half[k];
-    char *stage = t->stage ? t->stage + t->stage_off[k] : NULL;
-    if (t->dtype) {
-      if (p->has_callbacks)
-        for (int j = 0; j < pe->nsend; j++) {
-          const hs_section *s = &pe->send[j];
-          if (p->fields[s->box.field].pack)
-            hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), stage + s->msg_offset);
-        }
-      HS_MPI(MPI_Put(MPI_BOTTOM, 1, t->otype[k], pe->rank, disp, (int)pe->send_bytes, MPI_BYTE,
+    MPI_Aint disp = t->their_off[k] + (MPI_Aint)buf * t->their_bytes[k];
+    if (d) {
+      HS_MPI(MPI_Put(MPI_BOTTOM, 1, d->send[k], pe->rank, disp, (int)pe->send_bytes, MPI_BYTE,
                      t->win));
     } else {
+      char *stage = t->stage + t->stage_off[k];
       hs__pack_peer(p, pe, arrays, stage);
       HS_MPI(MPI_Put(stage, (int)pe->send_bytes, MPI_BYTE, pe->rank, disp, (int)pe->send_bytes,
                      MPI_BYTE, t->win));
@@ -364,7 +237,8 @@ int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf) {
 }
 
 void hs__rma_unpack_from_window(hs_plan p, rma_t *t, int k, void *const *arrays, int buf) {
-  hs__unpack_peer(p, &p->peers[k], arrays, t->base + (size_t)buf * t->half + (size_t)t->my_off[k]);
+  hs__unpack_peer(p, &p->peers[k], arrays,
+                  t->base + (size_t)buf * t->buf_bytes + (size_t)t->my_off[k]);
 }
 
 void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays) {
@@ -375,15 +249,16 @@ void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays) {
 }
 
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
-  if (t->dtype) {
-    int rc = ensure_types(p, t, arrays);
+  const hs_dtypes *d = NULL;
+  if (t->o.dtype) {
+    int rc = hs__dtypes_get(p, arrays, &d);
     if (rc != HS_OK) return rc;
   }
   for (int i = 0; i < t->nin; i++) {
     int k = t->in[i];
     const hs_peer *pe = &p->peers[k];
-    if (t->dtype)
-      HS_MPI(MPI_Get(MPI_BOTTOM, 1, t->otype[k], pe->rank, t->their_off[k], (int)pe->recv_bytes,
+    if (d)
+      HS_MPI(MPI_Get(MPI_BOTTOM, 1, d->recv[k], pe->rank, t->their_off[k], (int)pe->recv_bytes,
                      MPI_BYTE, t->win));
     else
       HS_MPI(MPI_Get(t->stage + t->stage_off[k], (int)pe->recv_bytes, MPI_BYTE, pe->rank,
@@ -393,20 +268,10 @@ int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
 }
 
 void hs__rma_get_finish(hs_plan p, rma_t *t, void *const *arrays) {
-  if (t->dtype && !p->has_callbacks) return;
+  if (t->o.dtype) return; /* the gets landed in the halos */
   for (int i = 0; i < t->nin; i++) {
     int k = t->in[i];
-    const hs_peer *pe = &p->peers[k];
-    const char *stage = t->stage + t->stage_off[k];
-    if (!t->dtype) {
-      hs__unpack_peer(p, pe, arrays, stage);
-      continue;
-    }
-    for (int j = 0; j < pe->nrecv; j++) {
-      const hs_section *s = &pe->recv[j];
-      if (p->fields[s->box.field].unpack)
-        hs__unpack_section(p, s, hs__field_ptr(p, arrays, s->box.field), stage + s->msg_offset);
-    }
+    hs__unpack_peer(p, &p->peers[k], arrays, t->stage + t->stage_off[k]);
   }
 }
 

@@ -11,14 +11,12 @@
  * why it is race free). Option sync=barrier replaces the counters by two node-wide barriers
  * per swap, for comparison.
  *
- * Options: node_size=N (virtual nodes of N consecutive ranks, to exercise the mixed path on
- * one machine), sync=flags|barrier, noncontig=0|1 (alloc_shared_noncontig for the control
- * window), direct=0|1 (allow the one-copy path for hs_alloc'd fields; default 1). */
-#define _POSIX_C_SOURCE 200809L
+ * Off-node peers go through the core's two-sided engine (the same code as "p2p").
+ * Options: see shm_options below (node_size, sync, noncontig, direct). */
 #include "hs_internal.h"
 
-#include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +54,22 @@ typedef struct {
 } shm_edge;
 
 typedef struct {
+  int node_size, sync_barrier, noncontig, direct;
+} shm_config;
+
+static const char *const sync_vals[] = {"flags", "barrier", NULL};
+static const hs_option_spec shm_options[] = {
+    {"node_size", HS_OPT_INT, "0", 0, 1 << 20, NULL, offsetof(shm_config, node_size),
+     "virtual nodes of N consecutive ranks (0: the physical node)"},
+    {"sync", HS_OPT_CHOICE, "flags", 0, 0, sync_vals, offsetof(shm_config, sync_barrier),
+     "neighbour-only counters, or two node-wide barriers per swap (for comparison)"},
+    {"noncontig", HS_OPT_BOOL, "0", 0, 0, NULL, offsetof(shm_config, noncontig),
+     "alloc_shared_noncontig for the control window"},
+    {"direct", HS_OPT_BOOL, "1", 0, 0, NULL, offsetof(shm_config, direct),
+     "copy straight from a neighbour's hs_alloc'd fields (one copy)"},
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+
+typedef struct {
   MPI_Comm node;
   int nrank, nsize;
   MPI_Win win;
@@ -68,14 +82,9 @@ typedef struct {
   shm_edge *intra;
   uint64_t seq;
   int reg_direct;          /* my registered fields are all shared (and direct allowed) */
-  /* two-sided part, for peers on other nodes */
-  int ninter, nr, ns;
-  int *inter;              /* peer indices */
-  char *sbuf, *rbuf;
-  size_t sbytes, rbytes;
-  MPI_Request *rreq, *sreq;
-  int *rpeer, *speer;
-  size_t *roff, *soff;
+  int ninter;
+  int *inter;              /* peer indices of the off-node peers */
+  hs_twosided *remote;     /* the two-sided engine over them */
 } shm_t;
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -94,60 +103,6 @@ static size_t ctl_bytes(int nsize, int nfields) {
                   LINE);
 }
 
-/* Busy-wait politely: ranks may outnumber cores (tests oversubscribe). */
-static inline void relax(unsigned *spins) {
-  if (++*spins > 32) sched_yield();
-}
-
-/* ------------------------------------------------------------------ copies */
-/* Copy between two copy programs describing the same bytes in the same order (the sender's
- * strip in its field, the receiver's halo box in its field); their runs may differ when
- * the two fields have different halo widths. */
-typedef struct {
-  const hs_section *s;
-  int i, j, k;
-  size_t off;
-} cursor;
-
-static inline char *cur_ptr(const cursor *c, char *field) {
-  const hs_section *s = c->s;
-  return field + s->base + c->k * s->s3 + c->j * s->s2 + c->i * s->s1 + (ptrdiff_t)c->off;
-}
-static inline void cur_step(cursor *c, size_t n) {
-  const hs_section *s = c->s;
-  c->off += n;
-  if (c->off < s->run) return;
-  c->off = 0;
-  if (++c->i < s->n1) return;
-  c->i = 0;
-  if (++c->j < s->n2) return;
-  c->j = 0;
-  c->k++;
-}
-
-static void copy_direct(const hs_section *src, const char *sfield, const hs_section *dst,
-                        char *dfield) {
-  if (src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 && src->n3 == dst->n3) {
-    const size_t run = src->run;
-    for (int k = 0; k < src->n3; k++)
-      for (int j = 0; j < src->n2; j++) {
-        const char *a = sfield + src->base + k * src->s3 + j * src->s2;
-        char *b = dfield + dst->base + k * dst->s3 + j * dst->s2;
-        for (int i = 0; i < src->n1; i++) memcpy(b + i * dst->s1, a + i * src->s1, run);
-      }
-    return;
-  }
-  cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
-  size_t left = dst->bytes;
-  while (left) {
-    size_t n = src->run - a.off;
-    if (dst->run - b.off < n) n = dst->run - b.off;
-    memcpy(cur_ptr(&b, dfield), cur_ptr(&a, (char *)sfield), n);
-    cur_step(&a, n);
-    cur_step(&b, n);
-    left -= n;
-  }
-}
 
 /* ------------------------------------------------------------------ setup */
 /* My fields for these arrays are all in hs_alloc'd shared memory: fill locs. */
@@ -177,68 +132,12 @@ static int resolve_fields(hs_plan p, int sender_rank, const shm_loc *locs, char 
   return HS_OK;
 }
 
-static int parse_options(hs_plan p, shm_t *t) {
-  int rc = hs__opt_int(p, "node_size", 0, &t->node_size);
-  if (rc == HS_OK) rc = hs__opt_int(p, "noncontig", 0, &t->noncontig);
-  if (rc == HS_OK) rc = hs__opt_int(p, "direct", 1, &t->direct_ok);
-  if (rc != HS_OK) return rc;
-  if (t->node_size < 0)
-    return hs__error(HS_ERR_ARG, "shm: option node_size = %d, must be >= 1 (or 0: the "
-                                 "physical node)",
-                     t->node_size);
-  if (t->noncontig != 0 && t->noncontig != 1)
-    return hs__error(HS_ERR_ARG, "shm: option noncontig = %d, must be 0 or 1", t->noncontig);
-  if (t->direct_ok != 0 && t->direct_ok != 1)
-    return hs__error(HS_ERR_ARG, "shm: option direct = %d, must be 0 or 1", t->direct_ok);
-  const char *s = hs__opt_get(p, "sync");
-  if (!s || !strcmp(s, "flags"))
-    t->barrier = 0;
-  else if (!strcmp(s, "barrier"))
-    t->barrier = 1;
-  else
-    return hs__error(HS_ERR_ARG, "shm: option sync = '%s', must be 'flags' or 'barrier'", s);
-  return HS_OK;
-}
-
-static int setup_inter(hs_plan p, shm_t *t) {
-  int n = t->ninter;
-  size_t sz = (size_t)(n > 0 ? n : 1);
-  t->rreq = hs__malloc(p, sz * sizeof(MPI_Request));
-  t->sreq = hs__malloc(p, sz * sizeof(MPI_Request));
-  t->rpeer = hs__malloc(p, sz * sizeof(int));
-  t->speer = hs__malloc(p, sz * sizeof(int));
-  t->roff = hs__malloc(p, sz * sizeof(size_t));
-  t->soff = hs__malloc(p, sz * sizeof(size_t));
-  if (!t->rreq || !t->sreq || !t->rpeer || !t->speer || !t->roff || !t->soff)
-    return hs__error(HS_ERR_NOMEM, "shm: out of memory");
-  for (int i = 0; i < n; i++) {
-    const hs_peer *pe = &p->peers[t->inter[i]];
-    if (pe->recv_bytes) {
-      t->rpeer[t->nr] = t->inter[i];
-      t->roff[t->nr++] = t->rbytes;
-      t->rbytes += pe->recv_bytes;
-    }
-    if (pe->send_bytes) {
-      t->speer[t->ns] = t->inter[i];
-      t->soff[t->ns++] = t->sbytes;
-      t->sbytes += pe->send_bytes;
-    }
-  }
-  for (int i = 0; i < n; i++) t->rreq[i] = t->sreq[i] = MPI_REQUEST_NULL;
-  t->sbuf = hs__malloc(p, t->sbytes);
-  t->rbuf = hs__malloc(p, t->rbytes);
-  if (!t->sbuf || !t->rbuf) return hs__error(HS_ERR_NOMEM, "shm: out of memory for buffers");
-  for (int i = 0; i < t->nr; i++) {
-    const hs_peer *pe = &p->peers[t->rpeer[i]];
-    HS_MPI(MPI_Recv_init(t->rbuf + t->roff[i], (int)pe->recv_bytes, MPI_BYTE, pe->rank, 0,
-                         p->comm, &t->rreq[i]));
-  }
-  for (int i = 0; i < t->ns; i++) {
-    const hs_peer *pe = &p->peers[t->speer[i]];
-    HS_MPI(MPI_Send_init(t->sbuf + t->soff[i], (int)pe->send_bytes, MPI_BYTE, pe->rank, 0,
-                         p->comm, &t->sreq[i]));
-  }
-  return HS_OK;
+static void read_options(hs_plan p, shm_t *t) {
+  const shm_config *c = p->config;
+  t->node_size = c->node_size;
+  t->barrier = c->sync_barrier;
+  t->noncontig = c->noncontig;
+  t->direct_ok = c->direct;
 }
 
 /* Node communicator, peers split into on-node and off-node. Local work only after the
@@ -310,7 +209,7 @@ static int setup_window(hs_plan p, shm_t *t) {
     return hs__mpi_error(mrc, "MPI_Win_allocate_shared");
   }
   MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN);
-  p->transport_bytes += t->seg_bytes;
+  hs__account(p, (int64_t)t->seg_bytes);
   t->seg = base;
   memset(t->seg, 0, cb);
   t->ctl = (shm_ctl *)t->seg;
@@ -356,12 +255,12 @@ static int exchange_edges(hs_plan p, shm_t *t) {
     shm_edge *e = &t->intra[i];
     const hs_peer *pe = &p->peers[e->peer];
     myoff[i] = e->my_obox;
-    MPI_Irecv(&itsoff[i], 1, MPI_UINT64_T, pe->rank, 1, p->comm, &rq[nq++]);
-    MPI_Irecv(e->ssec, (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, 2, p->comm,
+    MPI_Irecv(&itsoff[i], 1, MPI_UINT64_T, pe->rank, HS_TAG_SETUP, p->comm, &rq[nq++]);
+    MPI_Irecv(e->ssec, (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP2, p->comm,
               &rq[nq++]);
-    MPI_Isend(&myoff[i], 1, MPI_UINT64_T, pe->rank, 1, p->comm, &rq[nq++]);
-    MPI_Isend(pe->send, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, 2, p->comm,
-              &rq[nq++]);
+    MPI_Isend(&myoff[i], 1, MPI_UINT64_T, pe->rank, HS_TAG_SETUP, p->comm, &rq[nq++]);
+    MPI_Isend(pe->send, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP2,
+              p->comm, &rq[nq++]);
   }
   int mrc = MPI_Waitall(nq, rq, MPI_STATUSES_IGNORE);
   rc = mrc == MPI_SUCCESS ? HS_OK : hs__mpi_error(mrc, "MPI_Waitall (shm setup exchange)");
@@ -389,11 +288,11 @@ static int shm_setup(hs_plan p) {
   p->impl = t;
   t->node = MPI_COMM_NULL;
   t->win = MPI_WIN_NULL;
-  int rc = hs__agree(p->comm, parse_options(p, t));
+  read_options(p, t);
+  int rc = hs__agree(p->comm, setup_node(p, t));
   if (rc != HS_OK) return rc;
-  rc = hs__agree(p->comm, setup_node(p, t));
-  if (rc != HS_OK) return rc;
-  rc = hs__agree(p->comm, setup_inter(p, t));
+  static const hs_twosided_config remote = {.dtype = 1, .persistent = 0}; /* p2p's defaults */
+  rc = hs__agree(p->comm, hs__twosided_create(p, t->inter, t->ninter, &remote, &t->remote));
   if (rc != HS_OK) return rc;
   rc = hs__agree(p->comm, setup_window(p, t));
   if (rc != HS_OK) return rc;
@@ -445,7 +344,7 @@ static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int
   for (int j = 0; j < pe->nrecv; j++) {
     const hs_section *d = &pe->recv[j];
     const hs_section *s = &e->ssec[j];
-    copy_direct(s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
+    hs__copy_sections(s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
   }
   if (tmp && tmp != local) free(tmp);
 }
@@ -453,19 +352,14 @@ static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int
 static int shm_start(hs_plan p, void *const *arrays) {
   shm_t *t = p->impl;
   uint64_t seq = ++t->seq;
-  if (t->nr) HS_MPI(MPI_Startall(t->nr, t->rreq));
-  for (int i = 0; i < t->ns; i++) {
-    hs__pack_peer(p, &p->peers[t->speer[i]], arrays, t->sbuf + t->soff[i]);
-    HS_MPI(MPI_Start(&t->sreq[i]));
-  }
+  int rc = hs__twosided_start(p, t->remote, arrays);
+  if (rc != HS_OK) return rc;
   if (!t->nintra) return HS_OK;
   /* Choose how my on-node readers get my data this swap. The readers finished with the
    * previous swap's data (complete waited for that), so the outboxes and the control
    * block are mine to overwrite. */
   uint32_t mode = MODE_PACKED;
-  int registered = 1;
-  for (int f = 0; f < p->nfields; f++)
-    if (arrays && arrays[f] && arrays[f] != p->fields[f].data) registered = 0;
+  bool registered = hs__arrays_registered(p, arrays);
   if (registered && t->reg_direct)
     mode = MODE_DIRECT_REG;
   else if (!registered && t->direct_ok && locate_fields(p, arrays, cur_of(t, t->ctl, p->nfields)))
@@ -481,25 +375,14 @@ static int shm_start(hs_plan p, void *const *arrays) {
   return HS_OK;
 }
 
-static int finish_inter(hs_plan p, shm_t *t, void *const *arrays) {
-  for (int n = 0; n < t->nr; n++) {
-    int i;
-    HS_MPI(MPI_Waitany(t->nr, t->rreq, &i, MPI_STATUS_IGNORE));
-    if (i == MPI_UNDEFINED) break;
-    hs__unpack_peer(p, &p->peers[t->rpeer[i]], arrays, t->rbuf + t->roff[i]);
-  }
-  return HS_OK;
-}
-
 static int complete_barrier(hs_plan p, shm_t *t, void *const *arrays) {
   int err = HS_OK;
   HS_MPI(MPI_Barrier(t->node));
   HS_MPI(MPI_Win_sync(t->win));
   for (int i = 0; i < t->nintra; i++)
     if (p->peers[t->intra[i].peer].nrecv) read_edge(p, t, &t->intra[i], arrays, &err);
-  int rc = finish_inter(p, t, arrays);
+  int rc = hs__twosided_complete(p, t->remote, arrays);
   if (rc != HS_OK) return rc;
-  if (t->ns) HS_MPI(MPI_Waitall(t->ns, t->sreq, MPI_STATUSES_IGNORE));
   /* Nobody may overwrite what a neighbour is still reading. */
   HS_MPI(MPI_Win_sync(t->win));
   HS_MPI(MPI_Barrier(t->node));
@@ -516,11 +399,11 @@ static int shm_complete(hs_plan p, void *const *arrays) {
     t->intra[i].pending = p->peers[t->intra[i].peer].nrecv > 0;
     left += t->intra[i].pending;
   }
-  int rleft = t->nr;
+  int remote_done = 0;
   unsigned spins = 0;
   /* Read every on-node neighbour as soon as it has posted, and unpack off-node messages as
    * they arrive, in whatever order they become ready. */
-  while (left || rleft) {
+  while (left || !remote_done) {
     int progressed = 0;
     for (int i = 0; i < t->nintra; i++) {
       shm_edge *e = &t->intra[i];
@@ -534,21 +417,18 @@ static int shm_complete(hs_plan p, void *const *arrays) {
       left--;
       progressed = 1;
     }
-    if (rleft) {
-      int i, flag;
-      HS_MPI(MPI_Testany(t->nr, t->rreq, &i, &flag, MPI_STATUS_IGNORE));
-      if (flag && i != MPI_UNDEFINED) {
-        hs__unpack_peer(p, &p->peers[t->rpeer[i]], arrays, t->rbuf + t->roff[i]);
-        rleft--;
-        progressed = 1;
-      }
+    if (!remote_done) {
+      int rc = hs__twosided_test(p, t->remote, arrays, &remote_done);
+      if (rc != HS_OK) return rc;
+      progressed |= remote_done;
     }
     if (progressed)
       spins = 0;
     else
-      relax(&spins);
+      hs__relax(&spins);
   }
-  if (t->ns) HS_MPI(MPI_Waitall(t->ns, t->sreq, MPI_STATUSES_IGNORE));
+  int rc = hs__twosided_complete(p, t->remote, arrays); /* the sends */
+  if (rc != HS_OK) return rc;
   /* The caller may overwrite its interior (or I my outboxes) once we return: wait until
    * every on-node reader of this swap has finished. */
   for (int i = 0; i < t->nintra; i++) {
@@ -556,7 +436,7 @@ static int shm_complete(hs_plan p, void *const *arrays) {
     if (!p->peers[e->peer].nsend) continue;
     _Atomic uint64_t *c = consumed_of(t, e->ctl, t->nrank);
     spins = 0;
-    while (atomic_load_explicit(c, memory_order_acquire) < seq) relax(&spins);
+    while (atomic_load_explicit(c, memory_order_acquire) < seq) hs__relax(&spins);
   }
   HS_MPI(MPI_Win_sync(t->win));
   return err;
@@ -565,50 +445,33 @@ static int shm_complete(hs_plan p, void *const *arrays) {
 static void shm_destroy(hs_plan p) {
   shm_t *t = p->impl;
   if (!t) return;
-  int np = p->npeers;
-  size_t sz = (size_t)(t->ninter > 0 ? t->ninter : 1);
-  if (t->rreq)
-    for (int i = 0; i < t->nr; i++)
-      if (t->rreq[i] != MPI_REQUEST_NULL) MPI_Request_free(&t->rreq[i]);
-  if (t->sreq)
-    for (int i = 0; i < t->ns; i++)
-      if (t->sreq[i] != MPI_REQUEST_NULL) MPI_Request_free(&t->sreq[i]);
-  hs__free(p, t->rreq, sz * sizeof(MPI_Request));
-  hs__free(p, t->sreq, sz * sizeof(MPI_Request));
-  hs__free(p, t->rpeer, sz * sizeof(int));
-  hs__free(p, t->speer, sz * sizeof(int));
-  hs__free(p, t->roff, sz * sizeof(size_t));
-  hs__free(p, t->soff, sz * sizeof(size_t));
-  hs__free(p, t->sbuf, t->sbytes);
-  hs__free(p, t->rbuf, t->rbytes);
+  hs__twosided_free(p, t->remote);
   if (t->intra)
     for (int i = 0; i < t->nintra; i++) {
-      shm_edge *e = &t->intra[i];
-      hs__free(p, e->ssec, (size_t)(p->peers[e->peer].nrecv + 1) * sizeof(hs_section));
-      hs__free(p, e->sfield, (size_t)p->nfields * sizeof(char *));
+      hs__free(p, t->intra[i].ssec);
+      hs__free(p, t->intra[i].sfield);
     }
-  hs__free(p, t->intra, (size_t)(np > 0 ? np : 1) * sizeof(shm_edge));
-  hs__free(p, t->inter, (size_t)(np > 0 ? np : 1) * sizeof(int));
+  hs__free(p, t->intra);
+  hs__free(p, t->inter);
   if (t->win != MPI_WIN_NULL) {
     if (t->win_locked) MPI_Win_unlock_all(t->win);
     MPI_Win_free(&t->win);
-    p->transport_bytes -= t->seg_bytes;
+    hs__account(p, -(int64_t)t->seg_bytes);
   }
   if (t->node != MPI_COMM_NULL) MPI_Comm_free(&t->node);
-  hs__free(p, t, sizeof *t);
+  hs__free(p, t);
   p->impl = NULL;
 }
 
-static const char *const shm_keys[] = {"node_size", "sync", "noncontig", "direct", NULL};
-
 const hs_transport_ops hs__transport_shm = {
     .name = "shm",
+    .id = HS_TRANSPORT_SHM,
     .summary = "MPI-3 shared memory on the node (one copy from hs_alloc'd fields, else "
                "pack/unpack through shared outboxes), two-sided MPI between nodes",
-    .query = NULL,
+    .options = shm_options,
+    .config_size = sizeof(shm_config),
     .setup = shm_setup,
     .start = shm_start,
     .complete = shm_complete,
     .destroy = shm_destroy,
-    .option_keys = shm_keys,
 };

@@ -136,7 +136,7 @@ static int shmemt_setup(hs_plan p) {
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
   t->sym_bytes = 2 * t->rhalf + 2 * maxp * sizeof(uint64_t);
-  p->transport_bytes += t->sym_bytes;
+  hs__account(p, (int64_t)t->sym_bytes);
   memset(t->ready, 0, maxp * sizeof(uint64_t));
   memset(t->ack, 0, maxp * sizeof(uint64_t));
   /* Where do I live in each peer's buffers? Ask the peer (MPI, once). */
@@ -155,8 +155,8 @@ static int shmemt_setup(hs_plan p) {
       MPI_Group_translate_ranks(gp, 1, &r, gw, &t->pk[k].pe);
       out[2 * k] = (uint64_t)k;
       out[2 * k + 1] = t->pk[k].my_off;
-      MPI_Irecv(&in[2 * k], 2, MPI_UINT64_T, r, 1, p->comm, &rq[nq++]);
-      MPI_Isend(&out[2 * k], 2, MPI_UINT64_T, r, 1, p->comm, &rq[nq++]);
+      MPI_Irecv(&in[2 * k], 2, MPI_UINT64_T, r, HS_TAG_SETUP, p->comm, &rq[nq++]);
+      MPI_Isend(&out[2 * k], 2, MPI_UINT64_T, r, HS_TAG_SETUP, p->comm, &rq[nq++]);
     }
     int mrc = MPI_Waitall(nq, rq, MPI_STATUSES_IGNORE);
     if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Waitall (shmem setup)");
@@ -239,8 +239,8 @@ static int shmemt_complete(hs_plan p, void *const *arrays) {
     if (!left) break;
     if (progressed)
       spins = 0;
-    else if (++spins > 32)
-      sched_yield(); /* ranks may outnumber cores */
+    else
+      hs__relax(&spins);
   }
   return HS_OK;
 }
@@ -255,16 +255,17 @@ static void shmemt_destroy(hs_plan p) {
     if (t->rbuf) shmem_free(t->rbuf);
     if (t->ready) shmem_free(t->ready);
     if (t->ack) shmem_free(t->ack);
-    p->transport_bytes -= t->sym_bytes;
+    hs__account(p, -(int64_t)t->sym_bytes);
   }
-  hs__free(p, t->sbuf, t->sbytes);
-  hs__free(p, t->pk, (size_t)(p->npeers > 0 ? p->npeers : 1) * sizeof(shmemt_peer));
-  hs__free(p, t, sizeof *t);
+  hs__free(p, t->sbuf);
+  hs__free(p, t->pk);
+  hs__free(p, t);
   p->impl = NULL;
 }
 
 const hs_transport_ops hs__transport_shmem = {
     .name = "shmem",
+    .id = HS_TRANSPORT_SHMEM,
     .summary = "OpenSHMEM: putmem into symmetric double buffers + flag per neighbour "
                "(needs HALOSWAP_SHMEM=1)",
     .query = shmemt_query,
@@ -272,5 +273,4 @@ const hs_transport_ops hs__transport_shmem = {
     .start = shmemt_start,
     .complete = shmemt_complete,
     .destroy = shmemt_destroy,
-    .option_keys = NULL,
 };

@@ -13,3 +13,7 @@ if(HS_HAVE_SHMEM)
     hs_transport_link_libraries(${_hs_shmem_lflags})
   endif()
 endif()
+if(NOT HS_HAVE_SHMEM)
+  hs_unbuilt_transport(HS_TRANSPORT_SHMEM shmem
+    "needs Open MPI's OpenSHMEM (oshcc), not found for this MPI library")
+endif()

@@ -1,0 +1,35 @@
+/* Memory a plan's transport holds, counted for hs_plan_get_stats. Each block carries its
+ * size in a header, so freeing needs no bookkeeping by the caller. */
+#include "hs_internal.h"
+
+#include <stdlib.h>
+
+typedef union {
+  size_t n;
+  max_align_t align;
+} header;
+
+void *hs__malloc(hs_plan p, size_t n) {
+  header *h = malloc(sizeof(header) + n);
+  if (!h) return NULL;
+  h->n = n;
+  p->transport_bytes += n;
+  return h + 1;
+}
+
+void *hs__calloc(hs_plan p, size_t n) {
+  header *h = calloc(1, sizeof(header) + n);
+  if (!h) return NULL;
+  h->n = n;
+  p->transport_bytes += n;
+  return h + 1;
+}
+
+void hs__free(hs_plan p, void *ptr) {
+  if (!ptr) return;
+  header *h = (header *)ptr - 1;
+  p->transport_bytes -= h->n;
+  free(h);
+}
+
+void hs__account(hs_plan p, int64_t bytes) { p->transport_bytes += (uint64_t)bytes; }

@@ -1,0 +1,193 @@
+/* Transport options: parsed from text, checked against the transport's typed specs, and
+ * written into its config struct by the core, the same way for every transport. */
+#include "hs_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the next item of a comma-separated list; commas inside [...] do not count. */
+static size_t item_len(const char *s) {
+  int depth = 0;
+  size_t n = 0;
+  for (; s[n]; n++) {
+    if (s[n] == '[') depth++;
+    else if (s[n] == ']' && depth > 0) depth--;
+    else if (s[n] == ',' && depth == 0) break;
+  }
+  return n;
+}
+
+int hs__options_add(hs_plan p, const char *list, const char *origin) {
+  if (!list) return HS_OK;
+  const char *s = list;
+  while (*s) {
+    size_t n = item_len(s);
+    if (n > 0) {
+      const char *eq = memchr(s, '=', n);
+      if (!eq || eq == s)
+        return hs__error(HS_ERR_ARG, "%s: option '%.*s' is not of the form key=value", origin,
+                         (int)n, s);
+      size_t kl = (size_t)(eq - s), vl = n - kl - 1;
+      const char *v = eq + 1;
+      if (vl >= 2 && v[0] == '[' && v[vl - 1] == ']') { /* [a,b] holds commas */
+        v++;
+        vl -= 2;
+      }
+      if (kl >= HS_OPT_KEY_LEN || vl >= HS_OPT_VAL_LEN)
+        return hs__error(HS_ERR_ARG, "%s: option '%.*s' is too long (key < %d, value < %d "
+                                     "characters)",
+                         origin, (int)n, s, HS_OPT_KEY_LEN, HS_OPT_VAL_LEN);
+      int slot = -1;
+      for (int i = 0; i < p->noptions; i++)
+        if (strlen(p->options[i].key) == kl && !strncmp(p->options[i].key, s, kl)) slot = i;
+      if (slot < 0) {
+        if (p->noptions == HS_MAX_OPTIONS)
+          return hs__error(HS_ERR_ARG, "%s: more than %d options", origin, HS_MAX_OPTIONS);
+        slot = p->noptions++;
+      }
+      hs_option *o = &p->options[slot];
+      memcpy(o->key, s, kl);
+      o->key[kl] = 0;
+      memcpy(o->val, v, vl);
+      o->val[vl] = 0;
+      o->origin = origin;
+    }
+    s += n;
+    if (*s == ',') s++;
+  }
+  return HS_OK;
+}
+
+static const hs_option_spec *spec_find(const hs_transport_ops *ops, const char *key, int *idx) {
+  for (int i = 0; ops->options && ops->options[i].key; i++)
+    if (!strcmp(ops->options[i].key, key)) {
+      if (idx) *idx = i;
+      return &ops->options[i];
+    }
+  return NULL;
+}
+
+/* "0 or 1", "an integer in [1, 64]", "one of put|get", "any text". */
+static void allowed_text(const hs_option_spec *s, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = 0;
+  switch (s->kind) {
+  case HS_OPT_BOOL: hs__appendf(buf, len, &n, "0 or 1"); break;
+  case HS_OPT_INT: hs__appendf(buf, len, &n, "an integer in [%d, %d]", s->min, s->max); break;
+  case HS_OPT_CHOICE:
+    hs__appendf(buf, len, &n, "one of ");
+    for (int i = 0; s->choices[i]; i++) hs__appendf(buf, len, &n, "%s%s", i ? "|" : "", s->choices[i]);
+    break;
+  default: hs__appendf(buf, len, &n, "any text"); break;
+  }
+}
+
+static int parse_value(const hs_plan p, const hs_option_spec *s, const char *v, char *cfg) {
+  char allowed[256];
+  allowed_text(s, allowed, sizeof allowed);
+  if (s->kind == HS_OPT_STRING) {
+    snprintf(cfg + s->offset, HS_OPT_VAL_LEN, "%s", v);
+    return HS_OK;
+  }
+  int x = -1;
+  bool ok = false;
+  if (s->kind == HS_OPT_CHOICE) {
+    for (int i = 0; s->choices[i]; i++)
+      if (!strcmp(v, s->choices[i])) {
+        x = i;
+        ok = true;
+      }
+  } else {
+    char *end;
+    errno = 0;
+    long l = strtol(v, &end, 10);
+    int lo = s->kind == HS_OPT_BOOL ? 0 : s->min, hi = s->kind == HS_OPT_BOOL ? 1 : s->max;
+    ok = *v && !*end && errno == 0 && l >= lo && l <= hi;
+    x = (int)l;
+  }
+  if (!ok)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: transport %s: option %s = '%s' is not allowed "
+                                 "(allowed: %s; default %s)",
+                     p->transport_name, s->key, v, allowed, s->def);
+  memcpy(cfg + s->offset, &x, sizeof x);
+  return HS_OK;
+}
+
+int hs__options_resolve(hs_plan p) {
+  const hs_transport_ops *ops = p->ops;
+  p->options_given = 0;
+  for (int i = 0; i < p->noptions; i++) {
+    int idx;
+    if (!spec_find(ops, p->options[i].key, &idx)) {
+      char list[512] = "";
+      size_t n = 0;
+      for (int k = 0; ops->options && ops->options[k].key; k++)
+        hs__appendf(list, sizeof list, &n, "%s%s", k ? ", " : "", ops->options[k].key);
+      return hs__error(HS_ERR_ARG, "hs_plan_create: transport %s has no option '%s' (from %s; "
+                                   "its options: %s)",
+                       p->transport_name, p->options[i].key, p->options[i].origin,
+                       list[0] ? list : "none");
+    }
+    p->options_given |= 1u << idx;
+  }
+  if (!ops->config_size) return HS_OK;
+  p->config = calloc(1, ops->config_size);
+  if (!p->config) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  for (int k = 0; ops->options && ops->options[k].key; k++) {
+    const hs_option_spec *s = &ops->options[k];
+    const char *v = s->def;
+    for (int i = 0; i < p->noptions; i++)
+      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+    int rc = parse_value(p, s, v, p->config);
+    if (rc != HS_OK) return rc;
+  }
+  return HS_OK;
+}
+
+bool hs__option_given(const hs_plan p, const char *key) {
+  int idx;
+  return spec_find(p->ops, key, &idx) && (p->options_given >> idx & 1u);
+}
+
+void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
+  const hs_transport_ops *ops = p->ops;
+  for (int k = 0; ops->options && ops->options[k].key; k++) {
+    const hs_option_spec *s = &ops->options[k];
+    const char *v = s->def;
+    for (int i = 0; i < p->noptions; i++)
+      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+    hs__appendf(buf, len, n, "%s%s=%s", k ? "," : ":", s->key,
+                s->kind == HS_OPT_STRING && strchr(v, ',') ? "[...]" : v);
+  }
+}
+
+int hs_transport_options(const char *name, char *buf, size_t len) {
+  if (!name || !buf || !len)
+    return hs__error(HS_ERR_ARG, "hs_transport_options: name, buf and len must be given");
+  const hs_transport_ops *ops = hs__transport_find(name);
+  if (!ops) {
+    char list[512];
+    hs__transport_list(list, sizeof list);
+    return hs__error(HS_ERR_UNAVAILABLE, "hs_transport_options: transport '%s' is not built "
+                                         "into this haloswap (built: %s)",
+                     name, list);
+  }
+  size_t n = 0;
+  buf[0] = 0;
+  hs__appendf(buf, len, &n, "%s: %s\n", ops->name, ops->summary);
+  if (!ops->options || !ops->options[0].key) hs__appendf(buf, len, &n, "  (no options)\n");
+  for (int k = 0; ops->options && ops->options[k].key; k++) {
+    const hs_option_spec *s = &ops->options[k];
+    char allowed[256];
+    allowed_text(s, allowed, sizeof allowed);
+    hs__appendf(buf, len, &n, "  %s=%s  (%s) %s\n", s->key, s->def[0] ? s->def : "\"\"", allowed,
+                s->help);
+  }
+  if (n >= len)
+    return hs__error(HS_ERR_ARG, "hs_transport_options: buffer of %zu bytes too small (needs %zu)",
+                     len, n + 1);
+  return HS_OK;
+}

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
+.PHONY: all deps build test bench clean build-asan test-asan $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
 
 all: build
 
@@ -38,8 +38,22 @@ build: $(addprefix build-,$(MPIS))
 $(addprefix test-,$(MPIS)): test-%: build-%
 	cd $(BUILD)/$* && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-test: $(addprefix test-,$(MPIS))
-	@echo "make test: all suites passed with: $(MPIS)"
+# AddressSanitizer + UndefinedBehaviorSanitizer build (Open MPI) of the library and the core
+# test programs, run on the equivalence, error and race tests (docs/install.md).
+ASAN_TESTS ?= ^(halo_equivalence|halo_p2p_variants|halo_rma_variants|errors|race_rma)_
+$(BUILD)/asan/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD)/asan $(CMAKE_FLAGS) -DHS_SANITIZE=ON \
+	  -DMPI_C_COMPILER=$(mpicc_openmpi) -DMPI_Fortran_COMPILER=$(mpif90_openmpi) \
+	  -DMPIEXEC_EXECUTABLE=$(mpiexec_openmpi) >/dev/null
+
+build-asan: deps $(BUILD)/asan/CMakeCache.txt
+	cmake --build $(BUILD)/asan -j $(JOBS) --target hs_keep_dl test_halo test_errors test_race
+
+test-asan: build-asan
+	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -R '$(ASAN_TESTS)' $(CTEST_ARGS)
+
+test: $(addprefix test-,$(MPIS)) test-asan
+	@echo "make test: all suites passed with: $(MPIS), and the sanitizer build"
 
 bench: build
 	@bash bench/run-standard.sh $(BUILD) $(MPIS)

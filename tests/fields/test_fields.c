@@ -53,7 +53,7 @@ typedef struct {
 static const config configs[] = {
     /* Lare3d: cell rho (2/2), node-centred v (n+1 on every axis, upper owns, 2 below +
      * shared + 2 above), face-centred bx (n+1 on x, lower owns: shared + 2 below, 2 above). */
-    {"stagger", "lare3d-3d-periodic", 3, {7, 6, 5}, {0, 0, 0}, {1, 1, 1}, {2, 2, 2}, HS_STENCIL_BOX, 3,
+    {"stagger", "lare3d-3d-periodic", 3, {10, 9, 6}, {0, 0, 0}, {1, 1, 1}, {2, 2, 2}, HS_STENCIL_BOX, 3,
      {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
       {F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0},
       {F32, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 0, 0}, {LO, 0, 0}, {0}, 0, 0}}, 0, 0},
@@ -72,7 +72,7 @@ static const config configs[] = {
       {I32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
       {F32, X, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0}}, 0, 0},
     /* One side only (depth 0 below / 0 above), 3-D decomposition, walled y. */
-    {"asym", "one-sided-3d", 3, {8, 7, 6}, {0, 0, 0}, {1, 0, 1}, {0, 0, 0}, HS_STENCIL_BOX, 2,
+    {"asym", "one-sided-3d", 3, {12, 10, 8}, {0, 0, 0}, {1, 0, 1}, {0, 0, 0}, HS_STENCIL_BOX, 2,
      {{F64, X, {0, 2, 1}, {2, 0, 1}, 1, {0, 2, 1}, {2, 0, 1}, {0}, {0}, {0}, 0, 0},
       {I64, Z, {3, 1, 0}, {1, 3, 2}, 1, {3, 1, 0}, {1, 3, 2}, {0}, {0}, {0}, 0, 0}}, 0, 0},
     /* MONC: prognostics depth 2, pressure depth 1 in halo-2 arrays, one plan. */
@@ -376,7 +376,14 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
     } else {
       int done = 0;
       rc = hs_swap_start(p, NULL);
-      for (long i = 0; rc == HS_OK && !done && i < 100000; i++) rc = hs_swap_test(p, NULL, &done);
+      double t0 = MPI_Wtime();
+      while (rc == HS_OK && !done && MPI_Wtime() - t0 < 5.0) rc = hs_swap_test(p, NULL, &done);
+      /* p2p tests with MPI_Testsome: it must report the swap done without complete */
+      if (rc == HS_OK && !done && !strncmp(r->spec, "p2p", 3)) {
+        fprintf(stderr, "[rank %d] FAIL %s/%s on %s: hs_swap_test never reported done\n",
+                r->rank, c->group, c->name, r->spec);
+        r->bad++;
+      }
       if (rc == HS_OK) rc = hs_swap_complete(p, NULL);
     }
     if (rc != HS_OK) {
@@ -521,8 +528,12 @@ int main(int argc, char **argv) {
   }
   if (nspecs == 0)
     for (int i = 0; i < hs_transport_count() && nspecs < 64; i++) {
-      /* auto times every candidate per plan: too slow oversubscribed (tests/auto covers it) */
-      if (r.size > 4 && !strcmp(hs_transport_name(i), "auto")) continue;
+      /* auto builds and times a plan of every candidate per configuration: too slow
+       * oversubscribed; at 1-2 ranks it shows auto accepts every geometry. */
+      if (r.size > 2 && !strcmp(hs_transport_name(i), "auto")) {
+        if (r.rank == 0) printf("skip transport auto above 2 ranks (too slow oversubscribed)\n");
+        continue;
+      }
       specs[nspecs++] = hs_transport_name(i);
     }
   int passed = 0, failed = 0, skipped = 0;

@@ -28,6 +28,10 @@ static int p2p_complete(hs_plan p, void *const *arrays) {
   return hs__twosided_complete(p, p->impl, arrays);
 }
 
+static int p2p_test(hs_plan p, void *const *arrays, int *done) {
+  return hs__twosided_test(p, p->impl, arrays, done);
+}
+
 static void p2p_destroy(hs_plan p) {
   hs__twosided_free(p, p->impl);
   p->impl = NULL;
@@ -44,4 +48,5 @@ const hs_transport_ops hs__transport_p2p = {
     .start = p2p_start,
     .complete = p2p_complete,
     .destroy = p2p_destroy,
+    .test = p2p_test,
 };

@@ -73,7 +73,18 @@ typedef struct {
   int procs[HS_MAX_DIMS];     /* ranks per axis; 0 = chosen by MPI_Dims_create; 1 = axis whole */
   int periodic[HS_MAX_DIMS];  /* 1 = periodic, 0 = walled */
   MPI_Comm cart;              /* an existing Cartesian communicator to use, or MPI_COMM_NULL */
+  /* User-given ownership (docs/api.md, "Field geometry"); all zero = the defaults. */
+  const int *ranges[HS_MAX_DIMS]; /* cells of each rank along the axis (procs[a] entries,
+                                     summing to global[a]; PETSc's lx/ly/lz), or NULL */
+  int remainder;              /* hs_remainder: where an uneven split puts the extra cells */
+  int axis_order[HS_MAX_DIMS]; /* axis_order[k]: the grid axis that is dimension k of the
+                                  Cartesian communicator (rank order: the last dimension
+                                  varies fastest); all zero = x, y, z */
 } hs_decomp_desc;
+
+/* HS_REMAINDER_LOW: the first global % procs ranks get one cell more (MONC, MPI_Dims-style);
+ * HS_REMAINDER_HIGH: the last ones do (Lare3d). */
+typedef enum { HS_REMAINDER_LOW = 0, HS_REMAINDER_HIGH = 1 } hs_remainder;
 
 /* Fills desc with defaults: ndims 3, all axes periodic except z, procs 0 (z: 1), no cart. */
 void hs_decomp_desc_init(hs_decomp_desc *desc);
@@ -119,7 +130,40 @@ typedef struct {
   hs_pack_fn pack;            /* optional: both or neither; then data/layout are unused */
   hs_unpack_fn unpack;
   void *ctx;
+  /* Field geometry (docs/api.md, "Field geometry"). All zero = the behaviour above: halo[]
+   * on both sides, the plan's depth[], cell-centred, the decomposition's extent, a scalar.
+   * Set these with the hs_field_set_* calls below rather than by hand. */
+  int halo_hi[HS_MAX_DIMS];   /* allocated halo above the interior, where halo_hi_set[a] */
+  int depth_lo[HS_MAX_DIMS];  /* swap depth below / above, where depth_set[a] */
+  int depth_hi[HS_MAX_DIMS];
+  int stagger[HS_MAX_DIMS];   /* hs_stagger per axis */
+  int owner[HS_MAX_DIMS];     /* hs_owner of the shared plane, for HS_STAGGER_NODE axes */
+  int extent[HS_MAX_DIMS];    /* own interior cells on an axis not split over ranks; 0: the
+                                 decomposition's (a 2-D field in a 3-D plan: extent 1 on z) */
+  int ncomp;                  /* components of a vector/tensor field; 0 or 1: a scalar */
+  int comp_order;             /* hs_comp_order */
+  ptrdiff_t comp_stride;      /* element stride between components, HS_LAYOUT_STRIDED only */
+  unsigned char halo_hi_set[HS_MAX_DIMS];
+  unsigned char depth_set[HS_MAX_DIMS];
 } hs_field;
+
+/* Staggering along one axis: cell-centred (the decomposition's n cells), or node/face-centred
+ * (n+1 points: the planes bounding the rank's cells). A node plane between two ranks is
+ * stored by both; the owner's value is the truth, the other rank receives it like a halo
+ * plane. On a walled boundary the rank at the wall owns its outer plane. */
+typedef enum { HS_STAGGER_CELL = 0, HS_STAGGER_NODE = 1 } hs_stagger;
+typedef enum { HS_OWNER_UPPER = 0, HS_OWNER_LOWER = 1 } hs_owner;
+/* Where a component dimension sits: slowest varying (field(..., ncomp), C comp[n][...]) or
+ * fastest varying (Fortran field(ncomp, z, y, x)). */
+typedef enum { HS_COMP_SLOWEST = 0, HS_COMP_FASTEST = 1 } hs_comp_order;
+
+/* Setters for the geometry members. They only store values; hs_plan_create checks them. */
+void hs_field_set_halo(hs_field *f, int axis, int lo, int hi);   /* allocated halo */
+void hs_field_set_depth(hs_field *f, int axis, int lo, int hi);  /* swapped depth <= halo */
+void hs_field_set_stagger(hs_field *f, int axis, hs_stagger s, hs_owner owner);
+void hs_field_set_extent(hs_field *f, int axis, int cells);
+void hs_field_set_components(hs_field *f, int ncomp, hs_comp_order order,
+                             ptrdiff_t comp_stride);
 
 /* A plain array field with halo width `halo` on x and y and none on z: the common layout of
  * a model that keeps z whole. A field with a z halo (z decomposed or swapped) sets
@@ -151,6 +195,24 @@ int hs_swap_start(hs_plan p, void *const *arrays);
 /* Block until every halo cell of the started swap is written. Same arrays as start. */
 int hs_swap_complete(hs_plan p, void *const *arrays);
 int hs_swap(hs_plan p, void *const *arrays); /* start + complete */
+/* Progress a started swap without blocking; *done = 1 once every halo cell is written (the
+ * swap must still be completed with hs_swap_complete, which then returns at once). A
+ * transport without a test of its own reports 0 until complete is called. */
+int hs_swap_test(hs_plan p, void *const *arrays, int *done);
+
+/* ---------------------------------------------------------------- reverse exchange */
+/* Every halo cell the plan's forward swap writes is sent back to the rank that owns the
+ * cell it mirrors and combined into that interior cell: sum (deposition/accumulation), max,
+ * min or replace. Contributions are combined after all have arrived, in the plan's canonical
+ * offset order (periodic self contributions in their place), so results are bit-identical
+ * across transports, process placements and runs. Halo cells are left as they were. */
+typedef enum { HS_OP_SUM = 0, HS_OP_MAX = 1, HS_OP_MIN = 2, HS_OP_REPLACE = 3 } hs_op;
+int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs_reverse_complete(hs_plan p, void *const *arrays);
+int hs_reverse(hs_plan p, hs_op op, void *const *arrays); /* start + complete */
+/* Reverse then forward: owners accumulate their halo contributions, then every halo gets
+ * the owners' combined values (EPIC's parcel-to-grid step). */
+int hs_accumulate_fill(hs_plan p, hs_op op, void *const *arrays);
 int hs_plan_free(hs_plan *p);                 /* collective; frees everything */
 
 typedef struct {
@@ -162,6 +224,14 @@ typedef struct {
   double seconds_complete;        /* accumulated wall time in complete */
   uint64_t bytes_allocated;       /* buffers the library holds for this plan on this rank */
   int npeers;                     /* distinct neighbour ranks other than self */
+  /* Overlap accounting: total = wall time from entering start to leaving complete (the
+   * swap in flight); exposed = time spent inside start, test and complete (not overlapped
+   * with the caller's work); test: the part of exposed spent in hs_swap_test. */
+  double seconds_total;
+  double seconds_exposed;
+  double seconds_test;
+  uint64_t reverses;              /* completed reverse exchanges */
+  double seconds_reverse;         /* accumulated wall time in reverse start + complete */
 } hs_plan_stats;
 
 int hs_plan_get_stats(hs_plan p, hs_plan_stats *st);

@@ -12,6 +12,62 @@ void hs_decomp_desc_init(hs_decomp_desc *desc) {
   desc->cart = MPI_COMM_NULL;
 }
 
+/* perm[k] = axis_order[k], or the identity when axis_order is all zero. */
+static int axis_perm(const hs_decomp_desc *d, int perm[HS_MAX_DIMS]) {
+  int any = 0, seen = 0;
+  for (int k = 0; k < HS_MAX_DIMS; k++) {
+    perm[k] = k;
+    any |= d->axis_order[k] != 0;
+  }
+  if (!any) return HS_OK;
+  for (int k = 0; k < d->ndims; k++) {
+    int a = d->axis_order[k];
+    if (a < 0 || a >= d->ndims || (seen & (1 << a)))
+      return hs__error(HS_ERR_ARG,
+                       "hs_decomp_create: axis_order = {%d, %d, %d} is not an order of the %d "
+                       "axes (each of 0..%d once)",
+                       d->axis_order[0], d->axis_order[1], d->axis_order[2], d->ndims,
+                       d->ndims - 1);
+    seen |= 1 << a;
+    perm[k] = a;
+  }
+  return HS_OK;
+}
+
+/* User-given ranges: procs[a] entries >= 1 summing to global[a]. */
+static int check_ranges(const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]) {
+  if (d->remainder != HS_REMAINDER_LOW && d->remainder != HS_REMAINDER_HIGH)
+    return hs__error(HS_ERR_ARG, "hs_decomp_create: remainder = %d is not an hs_remainder",
+                     d->remainder);
+  for (int a = 0; a < d->ndims; a++) {
+    if (!d->ranges[a]) continue;
+    if (d->procs[a] < 1)
+      return hs__error(HS_ERR_ARG, "hs_decomp_create: ranges[%d] given but procs[%d] = %d; give "
+                                   "the rank count of an axis whose ranges you give", a, a,
+                       d->procs[a]);
+    long sum = 0;
+    for (int i = 0; i < procs[a]; i++) {
+      if (d->ranges[a][i] < 1)
+        return hs__error(HS_ERR_ARG, "hs_decomp_create: ranges[%d][%d] = %d, must be >= 1", a,
+                         i, d->ranges[a][i]);
+      sum += d->ranges[a][i];
+    }
+    if (sum != d->global[a])
+      return hs__error(HS_ERR_ARG,
+                       "hs_decomp_create: ranges[%d] (%d entries, one per rank on axis %d) sum "
+                       "to %ld, but global[%d] = %d",
+                       a, procs[a], a, sum, a, d->global[a]);
+  }
+  return HS_OK;
+}
+
+int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]) {
+  int cc[HS_MAX_DIMS] = {0, 0, 0}, r = MPI_PROC_NULL;
+  for (int k = 0; k < d->ndims; k++) cc[k] = c[d->perm[k]];
+  MPI_Cart_rank(d->comm, cc, &r);
+  return r;
+}
+
 /* Local checks of a decomposition description; size is the communicator size. */
 static int check_desc(const hs_decomp_desc *d, int size, int procs[HS_MAX_DIMS]) {
   if (d->ndims < 2 || d->ndims > 3)
@@ -55,19 +111,25 @@ static int check_desc(const hs_decomp_desc *d, int size, int procs[HS_MAX_DIMS])
 }
 
 /* The arguments every rank must give identically. */
-static int check_same(MPI_Comm comm, const hs_decomp_desc *d) {
-  int v[1 + 3 * HS_MAX_DIMS] = {d->ndims};
+static int check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]) {
+  int v[13] = {d->ndims};
   for (int a = 0; a < HS_MAX_DIMS; a++) {
     v[1 + a] = d->global[a];
     v[4 + a] = d->procs[a];
     v[7 + a] = d->periodic[a];
   }
-  int n = 1 + 3 * HS_MAX_DIMS, lo[10], hi[10];
+  unsigned h = 0;
+  for (int a = 0; a < d->ndims; a++)
+    for (int i = 0; d->ranges[a] && i < procs[a]; i++) h = h * 31u + (unsigned)d->ranges[a][i] + 1u;
+  v[10] = d->remainder;
+  v[11] = d->axis_order[0] * 9 + d->axis_order[1] * 3 + d->axis_order[2];
+  v[12] = (int)(h & 0x7fffffff);
+  int n = 13, lo[13], hi[13];
   MPI_Allreduce(v, lo, n, MPI_INT, MPI_MIN, comm);
   MPI_Allreduce(v, hi, n, MPI_INT, MPI_MAX, comm);
   static const char *names[] = {"ndims", "global[0]", "global[1]", "global[2]", "procs[0]",
                                 "procs[1]", "procs[2]", "periodic[0]", "periodic[1]",
-                                "periodic[2]"};
+                                "periodic[2]", "remainder", "axis_order", "ranges"};
   for (int i = 0; i < n; i++)
     if (lo[i] != hi[i])
       return hs__error(HS_ERR_MISMATCH,
@@ -83,10 +145,11 @@ int hs_decomp_create(MPI_Comm comm, const hs_decomp_desc *desc_in, hs_decomp *ou
   hs_decomp_desc desc = *desc_in;
   MPI_Comm base = desc.cart != MPI_COMM_NULL ? desc.cart : comm;
   if (base == MPI_COMM_NULL) return hs__error(HS_ERR_ARG, "hs_decomp_create: comm is MPI_COMM_NULL");
-  int size, rc = HS_OK;
+  int size, rc = HS_OK, perm[HS_MAX_DIMS];
   MPI_Comm_size(base, &size);
+  if (desc.ndims >= 2 && desc.ndims <= 3) rc = axis_perm(&desc, perm);
 
-  if (desc.cart != MPI_COMM_NULL) {
+  if (rc == HS_OK && desc.cart != MPI_COMM_NULL) {
     /* Take process counts and periodicity from the caller's Cartesian communicator. */
     int topo = MPI_UNDEFINED, nd = 0;
     MPI_Topo_test(desc.cart, &topo);
@@ -100,22 +163,24 @@ int hs_decomp_create(MPI_Comm comm, const hs_decomp_desc *desc_in, hs_decomp *ou
       } else {
         int dims[HS_MAX_DIMS], per[HS_MAX_DIMS], crd[HS_MAX_DIMS];
         MPI_Cart_get(desc.cart, nd, dims, per, crd);
-        for (int a = 0; a < nd && rc == HS_OK; a++) {
-          if (desc.procs[a] != 0 && desc.procs[a] != dims[a])
+        for (int k = 0; k < nd && rc == HS_OK; k++) {
+          int a = perm[k]; /* cart dimension k is grid axis a */
+          if (desc.procs[a] != 0 && desc.procs[a] != dims[k])
             rc = hs__error(HS_ERR_ARG,
                            "hs_decomp_create: procs[%d] = %d but cart has %d ranks on axis %d", a,
-                           desc.procs[a], dims[a], a);
-          desc.procs[a] = dims[a];
-          desc.periodic[a] = per[a] ? 1 : 0;
+                           desc.procs[a], dims[k], a);
+          desc.procs[a] = dims[k];
+          desc.periodic[a] = per[k] ? 1 : 0;
         }
       }
     }
   }
   int procs[HS_MAX_DIMS] = {1, 1, 1};
   if (rc == HS_OK) rc = check_desc(&desc, size, procs);
+  if (rc == HS_OK) rc = check_ranges(&desc, procs);
   rc = hs__agree(base, rc);
   if (rc != HS_OK) return rc;
-  rc = hs__agree(base, check_same(base, &desc));
+  rc = hs__agree(base, check_same(base, &desc, procs));
   if (rc != HS_OK) return rc;
 
   hs_decomp d = calloc(1, sizeof *d);
@@ -131,11 +196,16 @@ int hs_decomp_create(MPI_Comm comm, const hs_decomp_desc *desc_in, hs_decomp *ou
     d->procs[a] = a < d->ndims ? procs[a] : 1;
     d->periodic[a] = a < d->ndims ? desc.periodic[a] : 0;
   }
-  int mpirc;
+  int mpirc, cdims[HS_MAX_DIMS], cper[HS_MAX_DIMS];
+  for (int k = 0; k < HS_MAX_DIMS; k++) {
+    d->perm[k] = perm[k];
+    cdims[k] = d->procs[perm[k]];
+    cper[k] = d->periodic[perm[k]];
+  }
   if (desc.cart != MPI_COMM_NULL)
     mpirc = MPI_Comm_dup(desc.cart, &d->comm);
   else
-    mpirc = MPI_Cart_create(comm, d->ndims, d->procs, d->periodic, 0, &d->comm);
+    mpirc = MPI_Cart_create(comm, d->ndims, cdims, cper, 0, &d->comm);
   if (mpirc != MPI_SUCCESS) {
     free(d);
     return hs__mpi_error(mpirc, "creating the Cartesian communicator");
@@ -145,12 +215,23 @@ int hs_decomp_create(MPI_Comm comm, const hs_decomp_desc *desc_in, hs_decomp *ou
   MPI_Comm_size(d->comm, &d->size);
   int crd[HS_MAX_DIMS] = {0, 0, 0};
   MPI_Cart_coords(d->comm, d->rank, d->ndims, crd);
+  for (int k = 0; k < d->ndims; k++) d->coord[perm[k]] = crd[k];
   for (int a = 0; a < HS_MAX_DIMS; a++) {
-    int n = d->global[a], P = d->procs[a], c = crd[a];
+    int n = d->global[a], P = d->procs[a], c = a < d->ndims ? d->coord[a] : 0;
     int q = n / P, rem = n % P;
     d->coord[a] = c;
-    d->local[a] = q + (c < rem ? 1 : 0);
-    d->offset[a] = c * q + (c < rem ? c : rem);
+    if (a < d->ndims && desc.ranges[a]) {
+      d->local[a] = desc.ranges[a][c];
+      d->offset[a] = 0;
+      for (int i = 0; i < c; i++) d->offset[a] += desc.ranges[a][i];
+    } else if (desc.remainder == HS_REMAINDER_HIGH) { /* the last `rem` ranks get q + 1 */
+      int first = P - rem;
+      d->local[a] = q + (c >= first ? 1 : 0);
+      d->offset[a] = c * q + (c > first ? c - first : 0);
+    } else {
+      d->local[a] = q + (c < rem ? 1 : 0);
+      d->offset[a] = c * q + (c < rem ? c : rem);
+    }
   }
   *out = d;
   return HS_OK;

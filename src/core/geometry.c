@@ -24,41 +24,65 @@ static int neighbour(const hs_decomp d, const int o[HS_MAX_DIMS]) {
       c[a] = (c[a] + d->procs[a]) % d->procs[a];
     }
   }
-  int r;
-  MPI_Cart_rank(d->comm, c, &r);
-  return r;
+  return hs__cart_rank(d, c);
 }
 
-/* Interior strip next to side o (send) or halo box on side o (recv). */
+/* Points of field f received on halo side `side` (-1 below, +1 above) of axis a: the swap
+ * depth there plus a shared node plane this rank does not own. */
+static int side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
+  int extra = p->axis_swapped[a] && fi->node[a] && (side < 0 ? fi->owner[a] == HS_OWNER_LOWER
+                                       : fi->owner[a] == HS_OWNER_UPPER);
+  return (side < 0 ? fi->dlo[a] : fi->dhi[a]) + extra;
+}
+
+/* Interval [*lo, *lo + *cnt) on axis a of field f: the halo points received on side s
+ * (recv), or the interior points sent toward side s to fill the neighbour's halo on side
+ * -s (send); s = 0: the owned points. A node axis has n = cells + 1 points, the shared plane
+ * with the upper neighbour being index cells. A shared plane moves only on an axis the
+ * plan swaps (some field has a nonzero depth there). */
+static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, int *cnt) {
+  int c = fi->cells[a], n = fi->n[a];
+  int lo_extra = fi->node[a] && fi->owner[a] == HS_OWNER_LOWER;
+  int hi_extra = fi->node[a] && fi->owner[a] == HS_OWNER_UPPER;
+  int b, e;
+  if (s == 0) {
+    b = fi->olo[a];
+    e = fi->ohi[a];
+  } else if (recv) {
+    b = s < 0 ? -fi->dlo[a] : n - hi_extra;
+    e = s < 0 ? lo_extra : n + fi->dhi[a];
+  } else {
+    b = s > 0 ? c - fi->dlo[a] : lo_extra;
+    e = s > 0 ? c + lo_extra : (n - c) + fi->dhi[a];
+  }
+  *lo = b;
+  *cnt = e > b ? e - b : 0;
+}
+
+/* Interior strip sent toward side o (send) or halo box on side o (recv) of field f. */
 static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, bool halo) {
   hs_region b;
   b.field = field;
+  const hs_fieldinfo *fi = &p->fields[field];
   for (int a = 0; a < HS_MAX_DIMS; a++) {
-    int n = p->local[a], dp = p->depth[a];
     if (a >= p->ndims) {
       b.lo[a] = 0;
-      b.count[a] = 1;
-    } else if (o[a] == 0) {
-      b.lo[a] = 0;
-      b.count[a] = n;
-    } else {
-      b.count[a] = dp;
-      if (halo)
-        b.lo[a] = o[a] < 0 ? -dp : n;
-      else
-        b.lo[a] = o[a] < 0 ? 0 : n - dp;
+      b.count[a] = fi->n[a];
+      continue;
     }
+    interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
   }
   return b;
 }
 
 /* Reduce a box to a copy program: sort axes by stride, merge contiguous ones. */
-static hs_section make_section(const hs_plan p, hs_region box) {
+static hs_section make_section(const hs_plan p, hs_region box, int comp) {
   hs_section s;
   memset(&s, 0, sizeof s);
   s.box = box;
+  s.comp = comp;
   const hs_fieldinfo *fi = &p->fields[box.field];
-  size_t e = fi->elem;
+  size_t e = fi->cell;
   size_t nelem = 1;
   for (int a = 0; a < HS_MAX_DIMS; a++) nelem *= (size_t)box.count[a];
   s.bytes = nelem * e;
@@ -67,7 +91,7 @@ static hs_section make_section(const hs_plan p, hs_region box) {
     s.run = s.bytes;
     return s;
   }
-  ptrdiff_t base = 0;
+  ptrdiff_t base = comp > 0 ? comp * fi->comp_bytes : 0;
   int cnt[HS_MAX_DIMS], nd = 0;
   ptrdiff_t str[HS_MAX_DIMS];
   for (int a = 0; a < HS_MAX_DIMS; a++) {
@@ -110,14 +134,16 @@ static hs_section make_section(const hs_plan p, hs_region box) {
   return s;
 }
 
+/* Bytes field f moves for offset o (the same on both sides of the message, and on every
+ * rank: only side counts, depths and owned extents enter). */
+static bool field_uses(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {
+  for (int a = 0; a < p->ndims; a++)
+    if (o[a] != 0 && side_count(p, &p->fields[f], a, -o[a]) == 0) return false;
+  return true;
+}
+
 static void enumerate_offsets(hs_plan p) {
   p->noffsets = 0;
-  if (p->oneway != HS_ONEWAY_NONE) {
-    int *o = p->offsets[p->noffsets++];
-    o[0] = o[1] = o[2] = 0;
-    o[p->oneway_axis] = p->oneway == HS_ONEWAY_LOWER ? -1 : 1;
-    return;
-  }
   for (int x = -1; x <= 1; x++)
     for (int y = -1; y <= 1; y++)
       for (int z = -1; z <= 1; z++) {
@@ -125,12 +151,19 @@ static void enumerate_offsets(hs_plan p) {
         bool ok = true;
         for (int a = 0; a < 3; a++) {
           if (o[a] == 0) continue;
-          if (a >= p->ndims || p->depth[a] == 0) ok = false;
+          if (a >= p->ndims) ok = false;
           nz++;
         }
         if (!ok || nz == 0) continue;
+        if (p->oneway != HS_ONEWAY_NONE) {
+          int want = p->oneway == HS_ONEWAY_LOWER ? -1 : 1;
+          if (nz != 1 || o[p->oneway_axis] != want) continue;
+        }
         if (p->stencil == HS_STENCIL_STAR && nz > 1) continue;
-        memcpy(p->offsets[p->noffsets++], o, sizeof o);
+        /* Kept if some field has points to move there (per-field, per-side depths). */
+        bool used = false;
+        for (int f = 0; f < p->nfields && !used; f++) used = field_uses(p, f, o);
+        if (used) memcpy(p->offsets[p->noffsets++], o, sizeof o);
       }
 }
 
@@ -140,8 +173,53 @@ static int peer_index(hs_plan p, int rank) {
   return -1;
 }
 
+/* Owned interior points per field and axis. A shared node plane is not owned when this rank
+ * receives it: the neighbour on that side exists and the plan receives on that side. */
+static void owned_ranges(hs_plan p) {
+  bool recv_side[HS_MAX_DIMS][2] = {{false, false}, {false, false}, {false, false}};
+  for (int i = 0; i < p->noffsets; i++)
+    for (int a = 0; a < p->ndims; a++)
+      if (p->offsets[i][a] != 0) recv_side[a][p->offsets[i][a] < 0 ? 1 : 0] = true;
+  for (int a = 0; a < p->ndims; a++)
+    for (int s = 0; s < 2; s++) {
+      int o[3] = {0, 0, 0};
+      o[a] = s ? 1 : -1;
+      if (neighbour(p->decomp, o) == MPI_PROC_NULL) recv_side[a][s] = false;
+    }
+  for (int f = 0; f < p->nfields; f++) {
+    hs_fieldinfo *fi = &p->fields[f];
+    for (int a = 0; a < HS_MAX_DIMS; a++) {
+      fi->olo[a] = 0;
+      fi->ohi[a] = fi->n[a];
+      if (a >= p->ndims || !fi->node[a]) continue;
+      if (fi->owner[a] == HS_OWNER_LOWER && recv_side[a][0]) fi->olo[a] = 1;
+      if (fi->owner[a] == HS_OWNER_UPPER && recv_side[a][1]) fi->ohi[a] = fi->n[a] - 1;
+    }
+  }
+}
+
+/* Sections of field f for offset i: one per component of a slowest-component field (each a
+ * copy program of its own), else one. Zero-byte boxes give none. */
+static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, size_t *bytes) {
+  const int *o = p->offsets[i];
+  int neg[3] = {-o[0], -o[1], -o[2]};
+  hs_region b = box_for(p, recv ? neg : o, f, recv);
+  if (b.count[0] == 0 || b.count[1] == 0 || b.count[2] == 0) return 0;
+  const hs_fieldinfo *fi = &p->fields[f];
+  int nc = fi->fat ? 1 : fi->ncomp;
+  for (int c = 0; c < nc; c++) {
+    hs_section s = make_section(p, b, fi->fat || fi->ncomp == 1 ? -1 : c);
+    s.offset_index = i;
+    s.msg_offset = *bytes;
+    *bytes += s.bytes;
+    out[c] = s;
+  }
+  return nc;
+}
+
 int hs__build_geometry(hs_plan p) {
   enumerate_offsets(p);
+  owned_ranges(p);
   for (int i = 0; i < p->noffsets; i++) {
     int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
     p->send_to[i] = neighbour(p->decomp, p->offsets[i]);
@@ -156,7 +234,8 @@ int hs__build_geometry(hs_plan p) {
       if (r == MPI_PROC_NULL || r == p->rank || peer_index(p, r) >= 0) continue;
       p->peers[p->npeers++].rank = r;
     }
-  int nf = p->nfields;
+  int nf = p->nfields, nsec = 0; /* sections per offset: every component of every field */
+  for (int f = 0; f < nf; f++) nsec += p->fields[f].fat ? 1 : p->fields[f].ncomp;
   for (int k = 0; k < p->npeers; k++) {
     hs_peer *pe = &p->peers[k];
     int ns = 0, nr = 0;
@@ -164,50 +243,57 @@ int hs__build_geometry(hs_plan p) {
       if (p->send_to[i] == pe->rank) ns++;
       if (p->recv_from[i] == pe->rank) nr++;
     }
-    pe->send = calloc((size_t)(ns * nf + 1), sizeof *pe->send);
-    pe->recv = calloc((size_t)(nr * nf + 1), sizeof *pe->recv);
+    pe->send = calloc((size_t)(ns * nsec + 1), sizeof *pe->send);
+    pe->recv = calloc((size_t)(nr * nsec + 1), sizeof *pe->recv);
     if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nf * sizeof(hs_section);
-    /* Sections ordered by the sender's offset, then field: both sides agree (design.md). */
-    for (int i = 0; i < p->noffsets; i++) {
-      int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
+    p->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nsec * sizeof(hs_section);
+    /* Sections ordered by the sender's offset, then field, then component: both sides agree
+     * (design.md). Empty boxes (a field with depth 0 on that side) have no section. */
+    for (int i = 0; i < p->noffsets; i++)
       for (int f = 0; f < nf; f++) {
-        if (p->send_to[i] == pe->rank) {
-          hs_section s = make_section(p, box_for(p, p->offsets[i], f, false));
-          s.offset_index = i;
-          s.msg_offset = pe->send_bytes;
-          pe->send_bytes += s.bytes;
-          pe->send[pe->nsend++] = s;
-        }
-        if (p->recv_from[i] == pe->rank) {
-          hs_section s = make_section(p, box_for(p, neg, f, true));
-          s.offset_index = i;
-          s.msg_offset = pe->recv_bytes;
-          pe->recv_bytes += s.bytes;
-          pe->recv[pe->nrecv++] = s;
-        }
+        if (p->send_to[i] == pe->rank)
+          pe->nsend += add_sections(p, i, f, false, pe->send + pe->nsend, &pe->send_bytes);
+        if (p->recv_from[i] == pe->rank)
+          pe->nrecv += add_sections(p, i, f, true, pe->recv + pe->nrecv, &pe->recv_bytes);
       }
-    }
   }
+  /* A neighbour with nothing to move either way is no peer (symmetric on both sides). */
+  int kept = 0;
+  for (int k = 0; k < p->npeers; k++) {
+    if (p->peers[k].nsend == 0 && p->peers[k].nrecv == 0) {
+      free(p->peers[k].send);
+      free(p->peers[k].recv);
+      continue;
+    }
+    p->peers[kept++] = p->peers[k];
+  }
+  p->npeers = kept;
   int nself = 0;
   for (int i = 0; i < p->noffsets; i++)
     if (p->send_to[i] == p->rank) nself++;
-  p->self = calloc((size_t)(nself * nf + 1), sizeof *p->self);
+  p->self = calloc((size_t)(nself * nsec + 1), sizeof *p->self);
   if (!p->self) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  hs_section *tmp = calloc((size_t)(2 * nsec + 2), sizeof *tmp);
+  if (!tmp) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   size_t maxself = 0;
   for (int i = 0; i < p->noffsets; i++) {
     if (p->send_to[i] != p->rank) continue;
-    int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
     for (int f = 0; f < nf; f++) {
-      hs_selfcopy c;
-      c.src = make_section(p, box_for(p, p->offsets[i], f, false));
-      c.dst = make_section(p, box_for(p, neg, f, true));
-      c.src.offset_index = c.dst.offset_index = i;
-      p->self_bytes += c.src.bytes;
-      if (c.src.bytes > maxself) maxself = c.src.bytes;
-      p->self[p->nself++] = c;
+      size_t sb = 0, db = 0;
+      int n = add_sections(p, i, f, false, tmp, &sb);
+      add_sections(p, i, f, true, tmp + nsec + 1, &db);
+      for (int c = 0; c < n; c++) {
+        hs_selfcopy sc;
+        sc.src = tmp[c];
+        sc.dst = tmp[nsec + 1 + c];
+        sc.src.msg_offset = sc.dst.msg_offset = 0;
+        p->self_bytes += sc.src.bytes;
+        if (sc.src.bytes > maxself) maxself = sc.src.bytes;
+        p->self[p->nself++] = sc;
+      }
     }
   }
+  free(tmp);
   if (p->has_callbacks && maxself > 0) {
     p->self_bounce = malloc(maxself);
     if (!p->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
@@ -217,8 +303,11 @@ int hs__build_geometry(hs_plan p) {
 }
 
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
+  const hs_decomp d = p->decomp;
   p->fields = calloc((size_t)desc->nfields, sizeof *p->fields);
-  if (!p->fields) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  p->user_fields = calloc((size_t)desc->nfields, sizeof *p->user_fields);
+  if (!p->fields || !p->user_fields) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  memcpy(p->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->user_fields);
   for (int f = 0; f < desc->nfields; f++) {
     const hs_field *in = &desc->fields[f];
     hs_fieldinfo *fi = &p->fields[f];
@@ -230,9 +319,26 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
     fi->unpack = in->unpack;
     fi->ctx = in->ctx;
     if (in->pack) p->has_callbacks = true;
+    fi->ncomp = in->ncomp > 1 ? in->ncomp : 1;
+    fi->fat = fi->ncomp > 1 && in->comp_order == HS_COMP_FASTEST && in->layout != HS_LAYOUT_STRIDED;
+    fi->cell = fi->fat ? (size_t)fi->ncomp * fi->elem : fi->elem;
     for (int a = 0; a < HS_MAX_DIMS; a++) {
-      fi->halo[a] = a < p->ndims ? in->halo[a] : 0;
-      fi->alloc[a] = p->local[a] + 2 * fi->halo[a];
+      if (a >= p->ndims) {
+        fi->n[a] = fi->cells[a] = fi->alloc[a] = fi->gext[a] = 1;
+        continue;
+      }
+      fi->halo[a] = in->halo[a];
+      fi->halo_hi[a] = in->halo_hi_set[a] ? in->halo_hi[a] : in->halo[a];
+      fi->dlo[a] = in->depth_set[a] ? in->depth_lo[a] : desc->depth[a];
+      fi->dhi[a] = in->depth_set[a] ? in->depth_hi[a] : desc->depth[a];
+      fi->node[a] = in->stagger[a] == HS_STAGGER_NODE;
+      fi->owner[a] = in->owner[a];
+      bool own = in->extent[a] > 0;
+      fi->cells[a] = own ? in->extent[a] : p->local[a];
+      fi->gext[a] = own ? in->extent[a] : d->global[a];
+      fi->gofs[a] = own ? 0 : d->offset[a];
+      fi->n[a] = fi->cells[a] + fi->node[a];
+      fi->alloc[a] = fi->halo[a] + fi->n[a] + fi->halo_hi[a];
     }
     if (in->layout == HS_LAYOUT_ZFAST) {
       fi->stride[2] = 1;
@@ -253,6 +359,16 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
       }
       fi->stride[2] = 0;
     }
+    for (int a = 0; a < p->ndims; a++)
+      if (fi->dlo[a] > 0 || fi->dhi[a] > 0) p->axis_swapped[a] = 1;
+    /* Components: fastest = one fat cell; slowest = whole copies of the array, one after
+     * the other; strided = the caller's element stride. */
+    if (fi->fat)
+      fi->comp_bytes = (ptrdiff_t)fi->elem;
+    else if (in->layout == HS_LAYOUT_STRIDED)
+      fi->comp_bytes = in->comp_stride * (ptrdiff_t)fi->elem;
+    else
+      fi->comp_bytes = (ptrdiff_t)fi->alloc[0] * fi->alloc[1] * fi->alloc[2] * (ptrdiff_t)fi->elem;
   }
   return HS_OK;
 }
@@ -261,5 +377,12 @@ int hs__global_index(const hs_plan p, int axis, int i) {
   const hs_decomp d = p->decomp;
   int g = d->offset[axis] + i;
   if (d->periodic[axis]) g = ((g % d->global[axis]) + d->global[axis]) % d->global[axis];
+  return g;
+}
+
+int hs__field_global_index(const hs_plan p, int f, int axis, int i) {
+  const hs_fieldinfo *fi = &p->fields[f];
+  int g = fi->gofs[axis] + i, n = fi->gext[axis];
+  if (p->decomp->periodic[axis]) g = ((g % n) + n) % n;
   return g;
 }

@@ -19,7 +19,8 @@ enum {
   HS_TAG_DATA = 0,   /* halo data */
   HS_TAG_SETUP = 1,  /* plan-creation exchanges between neighbours */
   HS_TAG_SETUP2 = 2, /* a second plan-creation exchange in flight at the same time */
-  HS_TAG_NOTIFY = 3  /* zero-byte notifications */
+  HS_TAG_NOTIFY = 3, /* zero-byte notifications */
+  HS_TAG_REVERSE = 4 /* reverse-exchange data (src/core/reverse.c) */
 };
 
 struct hs_decomp_s {
@@ -27,12 +28,16 @@ struct hs_decomp_s {
   int ndims, rank, size;
   int global[HS_MAX_DIMS], procs[HS_MAX_DIMS], periodic[HS_MAX_DIMS];
   int coord[HS_MAX_DIMS], local[HS_MAX_DIMS], offset[HS_MAX_DIMS];
+  int perm[HS_MAX_DIMS];  /* perm[k]: the grid axis of Cartesian dimension k */
 };
+/* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
+int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
 
 /* A section of a message: one field's box, reduced to a copy program over bytes. */
 typedef struct {
   hs_region box;          /* local indices of the box in the field */
   int offset_index;       /* index into the plan's offset list (sender's offset for sends) */
+  int comp;               /* component of a HS_COMP_SLOWEST field; -1: every component */
   size_t msg_offset;      /* byte offset of this section in the peer's message */
   size_t bytes;
   /* copy program: byte offset from the field base, run length, up to three outer loops */
@@ -58,9 +63,23 @@ typedef struct {
   size_t elem;
   MPI_Datatype mpitype;
   void *data;
-  int halo[HS_MAX_DIMS];
-  ptrdiff_t stride[HS_MAX_DIMS]; /* element strides, resolved for every layout */
-  int alloc[HS_MAX_DIMS];        /* allocated extent per axis (interior + 2*halo) */
+  int halo[HS_MAX_DIMS];         /* allocated halo below the interior (index 0) */
+  int halo_hi[HS_MAX_DIMS];      /* allocated halo above the interior */
+  ptrdiff_t stride[HS_MAX_DIMS]; /* strides in cells (a cell: `cell` bytes), every layout */
+  int alloc[HS_MAX_DIMS];        /* allocated extent per axis (halo + n + halo_hi) */
+  /* geometry per axis (src/core/geometry.c) */
+  int n[HS_MAX_DIMS];            /* interior points: cells, or cells + 1 on a node axis */
+  int cells[HS_MAX_DIMS];        /* cells on this rank (the decomposition's or the field's) */
+  int dlo[HS_MAX_DIMS], dhi[HS_MAX_DIMS]; /* swap depth below / above */
+  int node[HS_MAX_DIMS];         /* 1: node/face-centred axis */
+  int owner[HS_MAX_DIMS];        /* hs_owner of the shared plane */
+  int olo[HS_MAX_DIMS], ohi[HS_MAX_DIMS]; /* owned interior points [olo, ohi) on this rank */
+  int gext[HS_MAX_DIMS];         /* global cells (periodic wrap), gofs: global index of 0 */
+  int gofs[HS_MAX_DIMS];
+  int ncomp;                     /* >= 1 */
+  int fat;                       /* 1: components fastest, one cell = ncomp elements */
+  size_t cell;                   /* bytes of one cell: elem or ncomp * elem */
+  ptrdiff_t comp_bytes;          /* bytes between components (fat: elem) */
   hs_pack_fn pack;
   hs_unpack_fn unpack;
   void *ctx;
@@ -111,6 +130,7 @@ struct hs_plan_s {
   int rank, size, ndims;
   int local[HS_MAX_DIMS];
   int depth[HS_MAX_DIMS];
+  int axis_swapped[HS_MAX_DIMS]; /* some field has a nonzero depth on the axis */
   hs_stencil stencil;
   hs_oneway oneway;
   int oneway_axis;
@@ -140,6 +160,12 @@ struct hs_plan_s {
   void *config;           /* the transport's options, filled by the core (ops->config_size) */
   void *impl;             /* transport private data */
   bool in_progress;
+  bool self_done;         /* hs_swap_test did the self copies of the swap in flight */
+  bool reverse_in_progress;
+  hs_op reverse_op;
+  struct hs_reverse *reverse; /* the core's reverse engine, built on first use */
+  hs_field *user_fields;  /* the fields as the caller described them (nested plans copy) */
+  double t_start;         /* hs__wtime() when the swap in flight was started */
 
   hs_plan_stats stats;
   uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
@@ -171,6 +197,13 @@ typedef struct hs_transport_ops {
   hs_plan (*delegate)(hs_plan p);
   /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
   void (*describe)(hs_plan p, char *buf, size_t len);
+  /* Optional: progress a started swap without blocking; *done = 1 when it is complete
+   * (hs_swap_test). Without it the core reports 0 until complete is called. */
+  int (*test)(hs_plan p, void *const *arrays, int *done);
+  /* Optional: the transport's own reverse exchange. Without them the core runs the
+   * reverse over its two-sided engine (src/core/reverse.c), for every transport. */
+  int (*reverse_start)(hs_plan p, hs_op op, void *const *arrays);
+  int (*reverse_complete)(hs_plan p, hs_op op, void *const *arrays);
 } hs_transport_ops;
 
 /* Defines transport `sym`, whose functions are prefix_setup, _start, _complete, _destroy and
@@ -325,6 +358,8 @@ int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
 int hs__check_same(hs_plan p, const hs_plan_desc *desc);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
+/* Global index of local index i on axis a of field f (wrapped on periodic axes). */
+int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 /* Global coordinate of local index i on axis a (wrapped on periodic axes). */
 int hs__global_index(const hs_plan p, int axis, int i);
 
@@ -340,6 +375,13 @@ int hs__oracle_check(hs_plan p, hs_oracle *o);
 void hs__oracle_reset(hs_plan p, hs_oracle *o);
 /* Put the fields' saved contents back and free o. */
 void hs__oracle_end(hs_plan p, hs_oracle *o);
+
+/* ---- reverse exchange (src/core/reverse.c) */
+int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+void hs__reverse_free(hs_plan p);
+/* dst[i] = op(dst[i], src[i]) for n elements of type t (unaligned pointers are fine). */
+void hs__combine(hs_type t, hs_op op, char *dst, const char *src, size_t n);
 
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */

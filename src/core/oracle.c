@@ -19,9 +19,8 @@ static hs_region whole_box(const hs_plan p, int f) {
   hs_region b;
   b.field = f;
   for (int a = 0; a < HS_MAX_DIMS; a++) {
-    int h = a < p->ndims ? p->fields[f].halo[a] : 0;
-    b.lo[a] = -h;
-    b.count[a] = a < p->ndims ? p->local[a] + 2 * h : 1;
+    b.lo[a] = a < p->ndims ? -p->fields[f].halo[a] : 0;
+    b.count[a] = a < p->ndims ? p->fields[f].alloc[a] : 1;
   }
   return b;
 }
@@ -30,17 +29,21 @@ static size_t box_cells(const hs_region *b) {
   return (size_t)b->count[0] * (size_t)b->count[1] * (size_t)b->count[2];
 }
 
-/* Element (x, y, z) of field f (local indices). */
-static char *elem_ptr(const hs_plan p, int f, int x, int y, int z) {
+/* Components stored apart (slowest, strided): each is read as a box of its own; a fat cell
+ * (components fastest) is read whole. */
+static int nviews(const hs_fieldinfo *fi) { return fi->fat ? 1 : fi->ncomp; }
+
+/* Cell (x, y, z) of field f (local indices), component view c. */
+static char *elem_ptr(const hs_plan p, int f, int c, int x, int y, int z) {
   const hs_fieldinfo *fi = &p->fields[f];
-  int c[3] = {x, y, z};
+  int l[3] = {x, y, z};
   ptrdiff_t e = 0;
-  for (int a = 0; a < p->ndims; a++) e += (ptrdiff_t)(c[a] + fi->halo[a]) * fi->stride[a];
-  return (char *)fi->data + e * (ptrdiff_t)fi->elem;
+  for (int a = 0; a < p->ndims; a++) e += (ptrdiff_t)(l[a] + fi->halo[a]) * fi->stride[a];
+  return (char *)fi->data + e * (ptrdiff_t)fi->cell + (c > 0 ? c * fi->comp_bytes : 0);
 }
 
-/* Box <-> buffer in z-fastest order (to_buf: read the box). */
-static void box_io(const hs_plan p, const hs_region *b, char *buf, int to_buf) {
+/* Box <-> buffer in z-fastest order, view c (to_buf: read the box). */
+static void box_io(const hs_plan p, const hs_region *b, int c, char *buf, int to_buf) {
   const hs_fieldinfo *fi = &p->fields[b->field];
   if (fi->pack) {
     if (to_buf) fi->pack(fi->ctx, b, buf);
@@ -49,21 +52,25 @@ static void box_io(const hs_plan p, const hs_region *b, char *buf, int to_buf) {
   }
   for (int x = 0; x < b->count[0]; x++)
     for (int y = 0; y < b->count[1]; y++)
-      for (int z = 0; z < b->count[2]; z++, buf += fi->elem) {
-        char *e = elem_ptr(p, b->field, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z);
-        memcpy(to_buf ? buf : e, to_buf ? e : buf, fi->elem);
+      for (int z = 0; z < b->count[2]; z++, buf += fi->cell) {
+        char *e = elem_ptr(p, b->field, c, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z);
+        memcpy(to_buf ? buf : e, to_buf ? e : buf, fi->cell);
       }
 }
 
-static void read_box(const hs_plan p, const hs_region *b, char *buf) { box_io(p, b, buf, 1); }
-static void write_box(const hs_plan p, const hs_region *b, char *buf) { box_io(p, b, buf, 0); }
+static void read_box(const hs_plan p, const hs_region *b, int c, char *buf) {
+  box_io(p, b, c, buf, 1);
+}
+static void write_box(const hs_plan p, const hs_region *b, int c, char *buf) {
+  box_io(p, b, c, buf, 0);
+}
 
-/* The value of global cell g of field f, exact in every hs_type; -1 is the sentinel. */
-static void value(const hs_plan p, int f, const int g[3], int sentinel, char *out) {
-  uint64_t h = (uint64_t)f;
-  for (int a = 0; a < HS_MAX_DIMS; a++)
-    h = h * (uint64_t)(a < p->ndims ? p->decomp->global[a] + 1 : 1) + (uint64_t)g[a];
+/* The value of component c of global cell g of field f, exact in every hs_type; -1 is the
+ * sentinel. */
+static void value(const hs_plan p, int f, int c, const int g[3], int sentinel, char *out) {
   const hs_fieldinfo *fi = &p->fields[f];
+  uint64_t h = (uint64_t)f * 977u + (uint64_t)c;
+  for (int a = 0; a < HS_MAX_DIMS; a++) h = h * (uint64_t)(fi->gext[a] + 2) + (uint64_t)g[a];
   int64_t v = sentinel ? -1 : (int64_t)(h % (fi->elem == 4 ? (1u << 23) : (1ull << 52))) + 1;
   switch (fi->type) {
   case HS_FLOAT64: { double d = (double)v; memcpy(out, &d, 8); break; }
@@ -73,19 +80,21 @@ static void value(const hs_plan p, int f, const int g[3], int sentinel, char *ou
   }
 }
 
-/* Expected contents of box b, z fastest: interior cells their value, halo cells either the
- * value of the cell they mirror (mirror = 1) or the sentinel. */
-static void expected_box(const hs_plan p, const hs_region *b, int mirror, char *buf) {
-  size_t e = p->fields[b->field].elem;
+/* Expected contents of box b (view c), z fastest: owned points their value, other points
+ * either the value of the point they mirror (mirror = 1) or the sentinel. */
+static void expected_box(const hs_plan p, const hs_region *b, int c, int mirror, char *buf) {
+  const hs_fieldinfo *fi = &p->fields[b->field];
+  int per = fi->fat ? fi->ncomp : 1;
   for (int x = 0; x < b->count[0]; x++)
     for (int y = 0; y < b->count[1]; y++)
-      for (int z = 0; z < b->count[2]; z++, buf += e) {
+      for (int z = 0; z < b->count[2]; z++) {
         int l[3] = {b->lo[0] + x, b->lo[1] + y, b->lo[2] + z}, g[3] = {0, 0, 0}, inside = 1;
         for (int a = 0; a < p->ndims; a++) {
-          if (l[a] < 0 || l[a] >= p->local[a]) inside = 0;
-          g[a] = hs__global_index(p, a, l[a]);
+          if (l[a] < fi->olo[a] || l[a] >= fi->ohi[a]) inside = 0;
+          g[a] = hs__field_global_index(p, b->field, a, l[a]);
         }
-        value(p, b->field, g, !inside && !mirror, buf);
+        for (int k = 0; k < per; k++, buf += fi->elem)
+          value(p, b->field, fi->fat ? k : (c > 0 ? c : 0), g, !inside && !mirror, buf);
       }
 }
 
@@ -97,7 +106,8 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
   size_t total = 0, most = 0;
   for (int f = 0; o->off && f < p->nfields; f++) {
     hs_region b = whole_box(p, f);
-    size_t n = box_cells(&b) * p->fields[f].elem;
+    size_t n = box_cells(&b) * p->fields[f].cell;
+    total += n * (size_t)(nviews(&p->fields[f]) - 1);
     o->off[f] = total;
     total += n;
     if (n > most) most = n;
@@ -107,7 +117,8 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
   if (!o->saved || !o->scratch) return hs__error(HS_ERR_NOMEM, "out of memory for the halo check (%zu bytes)", total + most);
   for (int f = 0; f < p->nfields; f++) {
     hs_region b = whole_box(p, f);
-    read_box(p, &b, o->saved + o->off[f]);
+    size_t n = box_cells(&b) * p->fields[f].cell;
+    for (int c = 0; c < nviews(&p->fields[f]); c++) read_box(p, &b, c, o->saved + o->off[f] + c * n);
   }
   hs__oracle_reset(p, o);
   return HS_OK;
@@ -116,24 +127,26 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
 void hs__oracle_reset(hs_plan p, hs_oracle *o) {
   for (int f = 0; f < p->nfields; f++) {
     hs_region b = whole_box(p, f);
-    expected_box(p, &b, 0, o->scratch);
-    write_box(p, &b, o->scratch);
+    for (int c = 0; c < nviews(&p->fields[f]); c++) {
+      expected_box(p, &b, c, 0, o->scratch);
+      write_box(p, &b, c, o->scratch);
+    }
   }
 }
 
 static int check_section(hs_plan p, hs_oracle *o, const hs_section *s, const char *from) {
   const hs_region *b = &s->box;
-  size_t e = p->fields[b->field].elem, n = box_cells(b);
+  size_t e = p->fields[b->field].cell, n = box_cells(b);
   char *got = o->scratch, *want = malloc(n * e > 0 ? n * e : 1);
   if (!want) return hs__error(HS_ERR_NOMEM, "out of memory for the halo check");
-  read_box(p, b, got);
-  expected_box(p, b, 1, want);
+  read_box(p, b, s->comp, got);
+  expected_box(p, b, s->comp, 1, want);
   int rc = HS_OK;
   for (size_t i = 0; i < n; i++)
     if (memcmp(got + i * e, want + i * e, e)) {
       size_t zc = (size_t)b->count[2], yc = (size_t)b->count[1];
-      rc = hs__error(HS_ERR_INTERNAL, "field %d, halo cell (%d,%d,%d) filled from %s is wrong",
-                     b->field, b->lo[0] + (int)(i / (zc * yc)), b->lo[1] + (int)(i / zc % yc),
+      rc = hs__error(HS_ERR_INTERNAL, "field %d (component %d), halo cell (%d,%d,%d) filled from "
+                     "%s is wrong", b->field, s->comp, b->lo[0] + (int)(i / (zc * yc)), b->lo[1] + (int)(i / zc % yc),
                      b->lo[2] + (int)(i % zc), from);
       break;
     }
@@ -161,7 +174,9 @@ void hs__oracle_end(hs_plan p, hs_oracle *o) {
   if (o->saved && o->scratch)
     for (int f = 0; f < p->nfields; f++) {
       hs_region b = whole_box(p, f);
-      write_box(p, &b, o->saved + o->off[f]);
+      size_t n = box_cells(&b) * p->fields[f].cell;
+      for (int c = 0; c < nviews(&p->fields[f]); c++)
+        write_box(p, &b, c, o->saved + o->off[f] + c * n);
     }
   free(o->saved);
   free(o->scratch);

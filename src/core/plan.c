@@ -25,6 +25,39 @@ hs_field hs_field_array(hs_type type, void *data, hs_layout layout, int halo) {
   return f;
 }
 
+static bool axis_ok(const hs_field *f, int axis) { return f && axis >= 0 && axis < HS_MAX_DIMS; }
+
+void hs_field_set_halo(hs_field *f, int axis, int lo, int hi) {
+  if (!axis_ok(f, axis)) return;
+  f->halo[axis] = lo;
+  f->halo_hi[axis] = hi;
+  f->halo_hi_set[axis] = 1;
+}
+
+void hs_field_set_depth(hs_field *f, int axis, int lo, int hi) {
+  if (!axis_ok(f, axis)) return;
+  f->depth_lo[axis] = lo;
+  f->depth_hi[axis] = hi;
+  f->depth_set[axis] = 1;
+}
+
+void hs_field_set_stagger(hs_field *f, int axis, hs_stagger s, hs_owner owner) {
+  if (!axis_ok(f, axis)) return;
+  f->stagger[axis] = (int)s;
+  f->owner[axis] = (int)owner;
+}
+
+void hs_field_set_extent(hs_field *f, int axis, int cells) {
+  if (axis_ok(f, axis)) f->extent[axis] = cells;
+}
+
+void hs_field_set_components(hs_field *f, int ncomp, hs_comp_order order, ptrdiff_t comp_stride) {
+  if (!f) return;
+  f->ncomp = ncomp;
+  f->comp_order = (int)order;
+  f->comp_stride = comp_stride;
+}
+
 void hs_plan_desc_init(hs_plan_desc *d) {
   memset(d, 0, sizeof *d);
   d->depth[0] = d->depth[1] = 1;
@@ -75,6 +108,7 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
 
 /* ------------------------------------------------------------------ create / free */
 static void free_core(hs_plan p) {
+  hs__reverse_free(p);
   hs__dtypes_free(p);
   if (p->peers)
     for (int k = 0; k < p->npeers; k++) {
@@ -85,6 +119,7 @@ static void free_core(hs_plan p) {
   free(p->self);
   free(p->self_bounce);
   free(p->fields);
+  free(p->user_fields);
   free(p->config);
   if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
   free(p);
@@ -169,8 +204,9 @@ int hs_plan_free(hs_plan *pp) {
   if (!pp || !*pp) return HS_OK;
   hs_plan p = *pp;
   int rc = HS_OK;
-  if (p->in_progress)
-    rc = hs__error(HS_ERR_STATE, "hs_plan_free: a swap is in progress; complete it first");
+  if (p->in_progress || p->reverse_in_progress)
+    rc = hs__error(HS_ERR_STATE, "hs_plan_free: a %s is in progress; complete it first",
+                   p->in_progress ? "swap" : "reverse exchange");
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
   if (p->ops->destroy) p->ops->destroy(p);
@@ -190,14 +226,36 @@ static int check_arrays(hs_plan p, void *const *arrays, const char *who) {
 
 int hs_swap_start(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
-  if (p->in_progress)
-    return hs__error(HS_ERR_STATE, "hs_swap_start: a swap is already in progress on this plan");
+  if (p->in_progress || p->reverse_in_progress)
+    return hs__error(HS_ERR_STATE, "hs_swap_start: a %s is already in progress on this plan",
+                     p->in_progress ? "swap" : "reverse exchange");
   int rc = check_arrays(p, arrays, "hs_swap_start");
   if (rc != HS_OK) return rc;
   double t0 = hs__wtime();
   rc = p->ops->start(p, arrays);
-  p->stats.seconds_start += hs__wtime() - t0;
+  double t1 = hs__wtime();
+  p->stats.seconds_start += t1 - t0;
+  p->stats.seconds_exposed += t1 - t0;
+  p->t_start = t0;
   if (rc == HS_OK) p->in_progress = true;
+  return rc;
+}
+
+int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
+  if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
+  *done = 0;
+  if (!p->in_progress)
+    return hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
+  if (!p->ops->test) return HS_OK; /* reports done only through complete */
+  double t0 = hs__wtime();
+  int rc = p->ops->test(p, arrays, done);
+  if (rc == HS_OK && *done && !p->self_done && !(p->ops->flags & HS_OPS_DELEGATES)) {
+    hs__self_copy(p, arrays); /* done means every halo cell is written */
+    p->self_done = true;
+  }
+  double t = hs__wtime() - t0;
+  p->stats.seconds_test += t;
+  p->stats.seconds_exposed += t;
   return rc;
 }
 
@@ -206,9 +264,13 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p->in_progress)
     return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
   double t0 = hs__wtime();
-  if (!(p->ops->flags & HS_OPS_DELEGATES)) hs__self_copy(p, arrays);
+  if (!(p->ops->flags & HS_OPS_DELEGATES) && !p->self_done) hs__self_copy(p, arrays);
+  p->self_done = false;
   int rc = p->ops->complete(p, arrays);
-  p->stats.seconds_complete += hs__wtime() - t0;
+  double t1 = hs__wtime();
+  p->stats.seconds_complete += t1 - t0;
+  p->stats.seconds_exposed += t1 - t0;
+  p->stats.seconds_total += t1 - p->t_start;
   p->in_progress = false;
   if (rc == HS_OK) p->stats.swaps++;
   return rc;
@@ -217,6 +279,51 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
 int hs_swap(hs_plan p, void *const *arrays) {
   int rc = hs_swap_start(p, arrays);
   return rc == HS_OK ? hs_swap_complete(p, arrays) : rc;
+}
+
+/* ------------------------------------------------------------------ reverse exchange */
+int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
+  if (p->in_progress || p->reverse_in_progress)
+    return hs__error(HS_ERR_STATE, "hs_reverse_start: a %s is already in progress on this plan",
+                     p->in_progress ? "swap" : "reverse exchange");
+  if (op != HS_OP_SUM && op != HS_OP_MAX && op != HS_OP_MIN && op != HS_OP_REPLACE)
+    return hs__error(HS_ERR_ARG, "hs_reverse_start: op = %d is not an hs_op", (int)op);
+  int rc = check_arrays(p, arrays, "hs_reverse_start");
+  if (rc != HS_OK) return rc;
+  double t0 = hs__wtime();
+  rc = p->ops->reverse_start ? p->ops->reverse_start(p, op, arrays)
+                             : hs__reverse_start(p, op, arrays);
+  p->stats.seconds_reverse += hs__wtime() - t0;
+  if (rc == HS_OK) {
+    p->reverse_in_progress = true;
+    p->reverse_op = op;
+  }
+  return rc;
+}
+
+int hs_reverse_complete(hs_plan p, void *const *arrays) {
+  if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_complete: plan is NULL");
+  if (!p->reverse_in_progress)
+    return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on "
+                                   "this plan");
+  double t0 = hs__wtime();
+  int rc = p->ops->reverse_complete ? p->ops->reverse_complete(p, p->reverse_op, arrays)
+                                    : hs__reverse_complete(p, p->reverse_op, arrays);
+  p->stats.seconds_reverse += hs__wtime() - t0;
+  p->reverse_in_progress = false;
+  if (rc == HS_OK) p->stats.reverses++;
+  return rc;
+}
+
+int hs_reverse(hs_plan p, hs_op op, void *const *arrays) {
+  int rc = hs_reverse_start(p, op, arrays);
+  return rc == HS_OK ? hs_reverse_complete(p, arrays) : rc;
+}
+
+int hs_accumulate_fill(hs_plan p, hs_op op, void *const *arrays) {
+  int rc = hs_reverse(p, op, arrays);
+  return rc == HS_OK ? hs_swap(p, arrays) : rc;
 }
 
 static hs_plan delegate_of(hs_plan p) {
@@ -239,6 +346,9 @@ int hs_plan_reset_stats(hs_plan p) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_plan_reset_stats: plan is NULL");
   p->stats.swaps = 0;
   p->stats.seconds_start = p->stats.seconds_complete = 0;
+  p->stats.seconds_total = p->stats.seconds_exposed = p->stats.seconds_test = 0;
+  p->stats.reverses = 0;
+  p->stats.seconds_reverse = 0;
   return HS_OK;
 }
 

@@ -27,15 +27,84 @@ static int check_fields(const hs_decomp d, const hs_plan_desc *desc) {
         fl->layout != HS_LAYOUT_STRIDED)
       return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].layout = %d is not an hs_layout",
                        f, (int)fl->layout);
-    for (int a = 0; a < d->ndims; a++) {
-      if (fl->halo[a] < desc->depth[a] || fl->halo[a] < 0)
-        return hs__error(HS_ERR_ARG,
-                         "hs_plan_create: fields[%d].halo[%d] = %d is smaller than depth[%d] = %d",
-                         f, a, fl->halo[a], a, desc->depth[a]);
+    for (int a = 0; a < d->ndims; a++)
       if (fl->layout == HS_LAYOUT_STRIDED && fl->stride[a] == 0)
         return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].stride[%d] = 0", f, a);
-    }
+    if (fl->ncomp > 1 && fl->layout == HS_LAYOUT_STRIDED && fl->comp_stride == 0)
+      return hs__error(HS_ERR_ARG,
+                       "hs_plan_create: fields[%d] has %d components but comp_stride = 0 "
+                       "(HS_LAYOUT_STRIDED needs the element stride between components)",
+                       f, fl->ncomp);
   }
+  return HS_OK;
+}
+
+/* Per-field geometry (hook fields too: their boxes follow it). */
+static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
+  const hs_field *fl = &desc->fields[f];
+  if (fl->ncomp < 0 || fl->ncomp > 65536)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].ncomp = %d, must be 0..65536", f,
+                     fl->ncomp);
+  if (fl->ncomp > 1 && fl->comp_order != HS_COMP_SLOWEST && fl->comp_order != HS_COMP_FASTEST)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].comp_order = %d is not an "
+                                 "hs_comp_order", f, fl->comp_order);
+  if (fl->ncomp > 1 && fl->pack)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] has %d components and pack/unpack "
+                                 "hooks; hooks see scalar fields only", f, fl->ncomp);
+  for (int a = 0; a < d->ndims; a++) {
+    int hl = fl->halo[a], hh = fl->halo_hi_set[a] ? fl->halo_hi[a] : fl->halo[a];
+    if (hl < 0 || hh < 0)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] halo on axis %d is %d below, %d "
+                                   "above; must be >= 0", f, a, hl, hh);
+    if (fl->stagger[a] != HS_STAGGER_CELL && fl->stagger[a] != HS_STAGGER_NODE)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].stagger[%d] = %d is not an "
+                                   "hs_stagger", f, a, fl->stagger[a]);
+    int node = fl->stagger[a] == HS_STAGGER_NODE;
+    if (node && fl->owner[a] != HS_OWNER_UPPER && fl->owner[a] != HS_OWNER_LOWER)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].owner[%d] = %d is not an "
+                                   "hs_owner", f, a, fl->owner[a]);
+    if (fl->extent[a] < 0)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d].extent[%d] = %d, must be >= 0",
+                       f, a, fl->extent[a]);
+    if (fl->extent[a] > 0 && d->procs[a] > 1)
+      return hs__error(HS_ERR_ARG,
+                       "hs_plan_create: fields[%d].extent[%d] = %d but axis %d is split over %d "
+                       "ranks; a field's own extent is only for an axis kept whole",
+                       f, a, fl->extent[a], a, d->procs[a]);
+    int cells = fl->extent[a] > 0 ? fl->extent[a] : d->local[a];
+    int lo_extra = node && fl->owner[a] == HS_OWNER_LOWER;
+    int hi_extra = node && fl->owner[a] == HS_OWNER_UPPER;
+    if (!fl->depth_set[a]) {
+      if (hl < desc->depth[a] || hh < desc->depth[a])
+        return hs__error(HS_ERR_ARG,
+                         "hs_plan_create: fields[%d].halo[%d] = %d is smaller than depth[%d] = %d",
+                         f, a, hl < hh ? hl : hh, a, desc->depth[a]);
+      if (desc->depth[a] > cells - (lo_extra | hi_extra))
+        return hs__error(HS_ERR_ARG,
+                         "hs_plan_create: fields[%d]: depth[%d] = %d exceeds the %d points it "
+                         "owns on axis %d of rank %d",
+                         f, a, desc->depth[a], cells - (lo_extra | hi_extra), a, d->rank);
+      continue;
+    }
+    int dl = fl->depth_lo[a], dh = fl->depth_hi[a];
+    if (dl < 0 || dl > HS_MAX_DEPTH || dh < 0 || dh > HS_MAX_DEPTH)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] depth on axis %d is %d below, %d "
+                                   "above; each must be 0..%d", f, a, dl, dh, HS_MAX_DEPTH);
+    if (dl > hl || dh > hh)
+      return hs__error(HS_ERR_ARG,
+                       "hs_plan_create: fields[%d] depth on axis %d (%d below, %d above) exceeds "
+                       "its allocated halo (%d below, %d above)", f, a, dl, dh, hl, hh);
+    if (dl > cells - lo_extra || dh > cells - hi_extra)
+      return hs__error(HS_ERR_ARG,
+                       "hs_plan_create: fields[%d] depth on axis %d (%d below, %d above) exceeds "
+                       "the points rank %d owns there (%d cells%s)", f, a, dl, dh, d->rank, cells,
+                       node ? ", one shared plane not owned" : "");
+  }
+  for (int a = d->ndims; a < HS_MAX_DIMS; a++)
+    if ((fl->depth_set[a] && (fl->depth_lo[a] || fl->depth_hi[a])) || fl->stagger[a] ||
+        fl->extent[a] > 1)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] sets a geometry on axis %d but "
+                                   "the grid has only %d axes", f, a, d->ndims);
   return HS_OK;
 }
 
@@ -72,7 +141,9 @@ int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc) {
       return hs__error(HS_ERR_ARG, "hs_plan_create: oneway_axis = %d has depth 0",
                        desc->oneway_axis);
   }
-  return check_fields(d, desc);
+  int rc = check_fields(d, desc);
+  for (int f = 0; rc == HS_OK && f < desc->nfields; f++) rc = check_geometry(d, desc, f);
+  return rc;
 }
 
 /* 32-bit FNV-1a, for comparing strings across ranks. */
@@ -83,10 +154,10 @@ static int hash_str(const char *s) {
 }
 
 int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
-  enum { N = 11 };
+  enum { N = 12 };
   int v[N] = {desc->nfields, desc->depth[0], desc->depth[1], desc->depth[2],
               (int)desc->stencil, (int)desc->oneway, desc->oneway_axis, 0,
-              hash_str(p->transport_name), 0, 0};
+              hash_str(p->transport_name), 0, 0, 0};
   unsigned th = 0;
   for (int f = 0; f < desc->nfields; f++)
     th = th * 31u + (unsigned)desc->fields[f].type * 7u + (desc->fields[f].pack ? 1u : 0u);
@@ -96,15 +167,27 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
     oh ^= (unsigned)hash_str(p->options[i].key) * 3u + (unsigned)hash_str(p->options[i].val);
   v[9] = (int)(oh & 0x7fffffff);
   v[10] = p->has_callbacks;
+  /* Geometry that decides which offsets and sections exist (not the halos or extents a
+   * rank allocates for itself). */
+  unsigned gh = 0;
+  for (int f = 0; f < p->nfields; f++) {
+    const hs_fieldinfo *fi = &p->fields[f];
+    for (int a = 0; a < HS_MAX_DIMS; a++)
+      gh = gh * 131u + (unsigned)(fi->dlo[a] * 7 + fi->dhi[a] * 61 + fi->node[a] * 977 +
+                                  fi->owner[a] * 3001 + fi->gext[a] * 17);
+    gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->fat);
+  }
+  v[11] = (int)(gh & 0x7fffffff);
   int lo[N], hi[N];
   MPI_Allreduce(v, lo, N, MPI_INT, MPI_MIN, p->comm);
   MPI_Allreduce(v, hi, N, MPI_INT, MPI_MAX, p->comm);
   static const char *names[N] = {"nfields", "depth[0]", "depth[1]", "depth[2]", "stencil",
                                  "oneway", "oneway_axis", "field types", "transport",
-                                 "transport options", "pack/unpack hooks"};
+                                 "transport options", "pack/unpack hooks",
+                                 "field geometry (depths, staggering, extents, components)"};
   for (int i = 0; i < N; i++)
     if (lo[i] != hi[i]) {
-      if (i == 7 || i == 8 || i == 9)
+      if (i == 7 || i == 8 || i == 9 || i == 11)
         return hs__error(HS_ERR_MISMATCH, "hs_plan_create: ranks disagree on the %s (this rank: "
                                           "%s)",
                          names[i], i == 8 ? p->transport_name : "see the plan description");

@@ -125,22 +125,10 @@ static int cmp_double(const void *a, const void *b) {
 
 static void print_report(hs_plan p, FILE *out);
 
-/* Sub-plans see the fields through their resolved strides (or the caller's hooks). */
+/* Sub-plans see the fields as the caller described them (every geometry member included). */
 static hs_field *candidate_fields(hs_plan p) {
   hs_field *fl = calloc((size_t)p->nfields, sizeof *fl);
-  for (int f = 0; fl && f < p->nfields; f++) {
-    const hs_fieldinfo *fi = &p->fields[f];
-    fl[f].type = fi->type;
-    fl[f].data = fi->data;
-    fl[f].layout = HS_LAYOUT_STRIDED;
-    for (int a = 0; a < HS_MAX_DIMS; a++) {
-      fl[f].halo[a] = fi->halo[a];
-      fl[f].stride[a] = fi->stride[a];
-    }
-    fl[f].pack = fi->pack;
-    fl[f].unpack = fi->unpack;
-    fl[f].ctx = fi->ctx;
-  }
+  if (fl) memcpy(fl, p->user_fields, (size_t)p->nfields * sizeof *fl);
   return fl;
 }
 

@@ -28,6 +28,10 @@ static int p2p_complete(hs_plan p, void *const *arrays) {
   return hs__twosided_complete(p, p->impl, arrays);
 }
 
+static int p2p_test(hs_plan p, void *const *arrays, int *done) {
+  return hs__twosided_test(p, p->impl, arrays, done);
+}
+
 static void p2p_destroy(hs_plan p) {
   hs__twosided_free(p, p->impl);
   p->impl = NULL;
@@ -35,4 +39,4 @@ static void p2p_destroy(hs_plan p) {
 
 HS_DEFINE_TRANSPORT(hs__transport_p2p, p2p, "p2p", HS_TRANSPORT_P2P, HS_OPS_DEFAULT,
                     "two-sided MPI: one message per peer, derived datatypes or packed",
-                    p2p_options, hs_twosided_config, HS_OPS_NO_EXTRA);
+                    p2p_options, hs_twosided_config, .test = p2p_test);

@@ -5,6 +5,7 @@
  * Rank 0 reads and checks everything; every rank returns the same verdict before any work. */
 #include "pc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,10 @@
 
 int pc_have_netcdf(void) { return 1; }
 
-static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+/* On failure neither *b nor the parcels in *all are changed (all->n stays 0). */
+static int read_file(const char *path, pc_box *b_out, pc_set *all, char *err, size_t len) {
+  pc_box box, *b = &box;
+  all->n = 0;
   int nc, rc = nc_open(path, NC_NOWRITE, &nc);
   if (rc != NC_NOERR) {
     snprintf(err, len, "%s: cannot open: %s", path, nc_strerror(rc));
@@ -61,9 +65,14 @@ static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t
                a, ncells[a], a < 2 ? 2 : 1);
       goto out;
     }
-    if (!(ext[a] > 0)) {
-      snprintf(err, len, "%s: global attribute 'extent': extent[%d] = %g, must be > 0", path, a,
-               ext[a]);
+    if (!(ext[a] > 0) || !isfinite(ext[a])) {
+      snprintf(err, len, "%s: global attribute 'extent': extent[%d] = %g, must be finite and > 0",
+               path, a, ext[a]);
+      goto out;
+    }
+    if (!isfinite(org[a])) {
+      snprintf(err, len, "%s: global attribute 'origin': origin[%d] = %g, must be finite", path,
+               a, org[a]);
       goto out;
     }
   }
@@ -132,7 +141,9 @@ static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t
     all->p[i].a[PY] = pc_wrap(b, 1, all->p[i].a[PY]);
   }
   ret = 0;
+  *b_out = box;
 out:
+  if (ret != 0) all->n = 0;
   nc_close(nc);
   return ret;
 }

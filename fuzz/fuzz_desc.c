@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s *= al[a];
       }
       if (pm & 1) { /* sometimes raw strides from the input: plan only, no swap */
-        for (int a = 0; a < nd; a++) x->stride[a] = small_int(&r, 7) - 3;
+        for (int a = 0; a < nd; a++) x->stride[a] = (ptrdiff_t)small_int(&r, 7) - 3;
         consistent = 0;
       }
       for (int a = 0; a < 3; a++) hf[f].stride[a] = x->stride[a];

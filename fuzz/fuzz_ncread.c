@@ -185,7 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&b, 0, sizeof b);
   pc_set all = {0, 0, NULL};
   char err[1024] = "";
-  int rc = pc_read_netcdf(MPI_COMM_SELF, path, &b, &all, err, sizeof err);
+  pc_file_info fi;
+  int rc = pc_read_netcdf(MPI_COMM_SELF, path, &b, &all, &fi, err, sizeof err);
   check(rc, &b, &all, err);
   pc_set_free(&all);
   return 0;

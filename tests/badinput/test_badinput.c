@@ -508,7 +508,7 @@ static void nc_case(const char *name, const char *path, int want_fail, const cha
   b0 = b;
   pc_set all = {0, 0, NULL};
   char err[1024] = "";
-  int rc = pc_read_netcdf(MPI_COMM_WORLD, path, &b, &all, err, sizeof err);
+  int rc = pc_read_netcdf(MPI_COMM_WORLD, path, &b, &all, NULL, err, sizeof err);
   /* The reader reports through err, not hs_error_message: feed it through the same check. */
   int code = rc == 0 ? HS_OK : HS_ERR_ARG;
   int clean = rc == 0 || (all.n == 0 && memcmp(&b, &b0, sizeof b) == 0);

@@ -29,10 +29,12 @@ for h in $harnesses; do
   fi
   echo "== fuzz_$h for $secs s (corpus $(ls "$corpus" | wc -l) inputs)"
   start=$(date +%s)
+  # Fork mode: a crash is kept in $art and the run goes on (several findings per run).
   "$out/fuzz_$h" -max_total_time="$secs" -timeout=30 -malloc_limit_mb=4096 -rss_limit_mb=3000 \
+    -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
     -artifact_prefix="$art/" -print_final_stats=1 "$corpus" 2>"$out/fuzz_$h.log"
   rc=$?
-  grep -E "stat::number_of_executed_units|stat::peak_rss" "$out/fuzz_$h.log"
+  grep -E "stat::number_of_executed_units|stat::peak_rss|INFO: fuzzed for" "$out/fuzz_$h.log" | tail -3
   echo "fuzz_$h: exit $rc after $(( $(date +%s) - start )) s; artifacts: $(ls "$art" | wc -l)"
   [ $rc = 0 ] || status=1
 done

@@ -148,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pd.oneway = (hs_oneway)((pflags & 4) ? small_int(&r, 4) : 0);
   pd.oneway_axis = (pflags & 4) ? small_int(&r, 4) : 0;
   pd.nfields = (pflags & 8) ? small_int(&r, 5) : 1 + byte(&r) % 3;
+  if (pd.nfields > 3 && pd.nfields <= HS_MAX_FIELDS) pd.nfields = 3; /* hf has 3 entries */
   int nf = pd.nfields >= 1 && pd.nfields <= 3 ? pd.nfields : 3;
   hs_field hf[3];
   fld fl[3];

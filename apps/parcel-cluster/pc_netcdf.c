@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #ifdef PC_HAVE_NETCDF
@@ -90,6 +91,29 @@ static int read_file(const char *path, pc_box *b_out, pc_set *all, double *min_v
   if (np > (size_t)1 << 30) {
     snprintf(err, len, "%s: dimension 'n_parcels': %zu parcels, more than this tool reads", path, np);
     goto out;
+  }
+  /* A classic-format file stores every value: one whose size cannot hold n_parcels values of
+   * each variable present is truncated (it would read as fill values), and its header must
+   * not make us allocate for parcels it does not have. */
+  int fmt = 0;
+  struct stat st;
+  if (nc_inq_format(nc, &fmt) == NC_NOERR &&
+      (fmt == NC_FORMAT_CLASSIC || fmt == NC_FORMAT_64BIT_OFFSET || fmt == NC_FORMAT_CDF5) &&
+      stat(path, &st) == 0) {
+    double need = 0;
+    for (int k = 0; k < PC_NATTR; k++) {
+      int var;
+      nc_type vt;
+      size_t tsize = 0;
+      if (nc_inq_varid(nc, pc_attr_names[k], &var) == NC_NOERR &&
+          nc_inq_vartype(nc, var, &vt) == NC_NOERR && nc_inq_type(nc, vt, NULL, &tsize) == NC_NOERR)
+        need += (double)tsize * (double)np;
+    }
+    if ((double)st.st_size < need) {
+      snprintf(err, len, "%s: is truncated: n_parcels = %zu needs at least %.0f bytes of "
+               "parcel data, the file has %lld bytes", path, np, need, (long long)st.st_size);
+      goto out;
+    }
   }
   all->n = 0;
   if (pc_set_reserve(all, (int)np + 1)) {

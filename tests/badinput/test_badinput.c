@@ -553,8 +553,8 @@ static void netcdf_cases(const char *dir) {
   }
   NC_CASE("NetCDF: a good file is read (control)", p[NC_GOOD], 0, "");
   NC_CASE("NetCDF: truncated in the header", trunc_h, 1, "truncated_header.nc", "cannot open");
-  /* Classic files read past the end as zeros: the first impossible value is named. */
-  NC_CASE("NetCDF: truncated in the data", trunc, 1, "truncated.nc: variable '");
+  NC_CASE("NetCDF: truncated in the data", trunc, 1, "truncated.nc: is truncated",
+          "n_parcels = 8");
   NC_CASE("NetCDF: not a NetCDF file", empty, 1, "notnetcdf.nc", "cannot open");
   NC_CASE("NetCDF: file does not exist", nofile, 1, "does-not-exist.nc", "cannot open");
   NC_CASE("NetCDF: NaN position", p[NC_NAN_POS], 1, "variable 'y_position'", "parcel 3",

@@ -24,6 +24,7 @@ module haloswap
      type(c_ptr) :: data = c_null_ptr
      integer(c_int) :: kind = -1
      integer(c_int) :: extents(3) = 1   ! allocated extents in axis order x, y, z
+     integer(c_int) :: rank = 0         ! rank of the array (2 or 3)
   end type haloswap_field
 
   !> State of one kind of swap (MONC's halo_communication_type).
@@ -31,6 +32,10 @@ module haloswap
      type(c_ptr) :: plan = c_null_ptr
      integer :: nfields = 0
      logical :: swap_in_progress = .false.
+     ! What each registered field is, so per-swap arrays can be checked against it, and the
+     ! arrays the running swap was started with (complete must get the same ones).
+     integer(c_int), allocatable, private :: kinds(:), ranks(:), extents(:,:)
+     type(c_ptr), allocatable, private :: started(:)
   end type halo_communication_type
 
   interface haloswap_field
@@ -122,6 +127,11 @@ module haloswap
        import :: c_int
        integer(c_int), value :: given, want
      end function c_error_source_data
+     integer(c_int) function c_set_error(code, msg, len) bind(c, name="hs_f_set_error")
+       import :: c_int, c_char
+       integer(c_int), value :: code, len
+       character(kind=c_char), intent(in) :: msg(*)
+     end function c_set_error
      type(c_ptr) function c_transport(p) bind(c, name="hs_f_transport")
        import :: c_ptr
        type(c_ptr), value :: p
@@ -219,6 +229,7 @@ contains
     f%data = p
     f%kind = merge(kind, -2_c_int, contiguous)
     f%extents = 1
+    f%rank = int(size(shp), c_int)
     if (size(shp) == 3) then
       f%extents = int([shp(3), shp(2), shp(1)], c_int) ! (z,y,x) -> x, y, z
     else
@@ -311,8 +322,18 @@ contains
     if (present(transport)) tname = trim(transport) // c_null_char
     ierr = int(c_plan_create(decomp%ptr, int(size(fields), c_int), types, datas, shapes, depth, &
          stencil, ow, ax, tname, hs%plan))
-    if (ierr == HALOSWAP_OK) hs%nfields = size(fields)
     hs%swap_in_progress = .false.
+    if (allocated(hs%kinds)) deallocate(hs%kinds, hs%ranks, hs%extents)
+    if (allocated(hs%started)) deallocate(hs%started)
+    if (ierr == HALOSWAP_OK) then
+      hs%nfields = size(fields)
+      allocate(hs%kinds(size(fields)), hs%ranks(size(fields)), hs%extents(3, size(fields)))
+      do i = 1, size(fields)
+        hs%kinds(i) = fields(i)%kind
+        hs%ranks(i) = fields(i)%rank
+        hs%extents(:, i) = fields(i)%extents
+      end do
+    end if
   end subroutine init_halo_communication
 
   !> Start the swap (returns without waiting for any neighbour). source_data: arrays to swap
@@ -323,29 +344,58 @@ contains
     type(haloswap_field), intent(in), optional, target :: source_data(:)
     type(c_ptr), allocatable, target :: arrays(:)
     if (present(source_data)) then
-      call gather_arrays(hs, source_data, arrays, ierr)
+      call gather_arrays(hs, source_data, arrays, ierr, "initiate_nonblocking_halo_swap")
       if (ierr /= HALOSWAP_OK) return
       ierr = int(c_swap_start(hs%plan, c_loc(arrays)))
     else
       ierr = int(c_swap_start(hs%plan, c_null_ptr))
     end if
-    if (ierr == HALOSWAP_OK) hs%swap_in_progress = .true.
+    if (ierr == HALOSWAP_OK) then
+      hs%swap_in_progress = .true.
+      if (allocated(hs%started)) deallocate(hs%started)
+      if (present(source_data)) call move_alloc(arrays, hs%started)
+    end if
   end subroutine initiate_nonblocking_halo_swap
 
-  !> Block until every halo cell of the started swap is written.
+  !> Block until every halo cell of the started swap is written. source_data: the same arrays
+  !> as given to initiate (or none if none were); otherwise an error and the swap stays open.
   subroutine complete_nonblocking_halo_swap(hs, ierr, source_data)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
     type(haloswap_field), intent(in), optional, target :: source_data(:)
     type(c_ptr), allocatable, target :: arrays(:)
+    character(len=*), parameter :: who = "complete_nonblocking_halo_swap"
+    character(len=200) :: msg
+    integer :: i
     if (present(source_data)) then
-      call gather_arrays(hs, source_data, arrays, ierr)
+      call gather_arrays(hs, source_data, arrays, ierr, who)
       if (ierr /= HALOSWAP_OK) return
+      if (hs%swap_in_progress) then
+        if (.not. allocated(hs%started)) then
+          ierr = set_error(HALOSWAP_ERR_ARG, who // ": source_data given, but the swap was " // &
+               "initiated without source_data (complete needs the arrays initiate had)")
+          return
+        end if
+        do i = 1, hs%nfields
+          if (.not. c_associated(arrays(i), hs%started(i))) then
+            write(msg, '(a,i0,a)') who // ": source_data(", i, ") is not the array given to " // &
+                 "initiate_nonblocking_halo_swap for this swap"
+            ierr = set_error(HALOSWAP_ERR_ARG, msg)
+            return
+          end if
+        end do
+      end if
       ierr = int(c_swap_complete(hs%plan, c_loc(arrays)))
     else
+      if (hs%swap_in_progress .and. allocated(hs%started)) then
+        ierr = set_error(HALOSWAP_ERR_ARG, who // ": the swap was initiated with source_data; " // &
+             "give complete the same source_data")
+        return
+      end if
       ierr = int(c_swap_complete(hs%plan, c_null_ptr))
     end if
     hs%swap_in_progress = .false.
+    if (allocated(hs%started)) deallocate(hs%started)
   end subroutine complete_nonblocking_halo_swap
 
   subroutine blocking_halo_swap(hs, ierr, source_data)
@@ -360,25 +410,89 @@ contains
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
     ierr = int(c_plan_free(hs%plan))
-    if (ierr == HALOSWAP_OK) hs%nfields = 0
+    if (ierr == HALOSWAP_OK) then
+      hs%nfields = 0
+      if (allocated(hs%kinds)) deallocate(hs%kinds, hs%ranks, hs%extents)
+      if (allocated(hs%started)) deallocate(hs%started)
+    end if
   end subroutine finalise_halo_communication
 
-  subroutine gather_arrays(hs, source_data, arrays, ierr)
+  ! Per-swap arrays must be exactly what was registered: same kind, rank and extents, and
+  ! contiguous; otherwise the swap would read and write outside them. Local check (no
+  ! communication): a mistake made on every rank gives every rank the same error; nothing is
+  ! started, so nothing is written.
+  subroutine gather_arrays(hs, source_data, arrays, ierr, who)
     type(halo_communication_type), intent(in) :: hs
     type(haloswap_field), intent(in) :: source_data(:)
     type(c_ptr), allocatable, intent(out) :: arrays(:)
     integer, intent(out) :: ierr
+    character(len=*), intent(in) :: who
+    character(len=300) :: msg
     integer :: i
     ierr = HALOSWAP_OK
-    if (size(source_data) /= hs%nfields) then
+    if (size(source_data) /= hs%nfields .or. .not. allocated(hs%kinds)) then
       ierr = int(c_error_source_data(int(size(source_data), c_int), int(hs%nfields, c_int)))
       return
     end if
+    do i = 1, hs%nfields
+      associate (f => source_data(i))
+        if (f%kind == -2) then
+          write(msg, '(a,i0,a)') who // ": source_data(", i, ") is not contiguous; " // &
+               "haloswap_field needs the whole array (no section or strided pointer)"
+        else if (f%kind /= hs%kinds(i)) then
+          write(msg, '(a,i0,a,i0,a)') who // ": source_data(", i, ") is " // &
+               trim(kind_name(f%kind)) // " but field ", i, " was registered as " // &
+               trim(kind_name(hs%kinds(i)))
+        else if (f%rank /= hs%ranks(i)) then
+          write(msg, '(a,i0,a,i0,a,i0,a,i0)') who // ": source_data(", i, ") has rank ", &
+               f%rank, " but field ", i, " was registered with rank ", hs%ranks(i)
+        else if (any(f%extents /= hs%extents(:, i))) then
+          write(msg, '(a,i0,a,a,a,i0,a,a)') who // ": source_data(", i, ") has shape ", &
+               trim(shape_text(f%extents, f%rank)), " but field ", i, &
+               " was registered with shape ", trim(shape_text(hs%extents(:, i), hs%ranks(i)))
+        else if (.not. c_associated(f%data)) then
+          write(msg, '(a,i0,a)') who // ": source_data(", i, ") has no data (an empty array)"
+        else
+          cycle
+        end if
+      end associate
+      ierr = set_error(HALOSWAP_ERR_ARG, msg)
+      return
+    end do
     allocate(arrays(hs%nfields))
     do i = 1, hs%nfields
       arrays(i) = source_data(i)%data
     end do
   end subroutine gather_arrays
+
+  function kind_name(k) result(s)
+    integer(c_int), intent(in) :: k
+    character(len=24) :: s
+    select case (k)
+    case (T_F64); s = "real(c_double)"
+    case (T_F32); s = "real(c_float)"
+    case (T_I32); s = "integer(c_int32_t)"
+    case (T_I64); s = "integer(c_int64_t)"
+    case default; s = "an unsupported kind"
+    end select
+  end function kind_name
+
+  ! Array shape in Fortran order, e.g. "(4,12,12)" for field(z,y,x).
+  function shape_text(ext, rank) result(s)
+    integer(c_int), intent(in) :: ext(3), rank
+    character(len=48) :: s
+    if (rank == 3) then
+      write(s, '("(",i0,",",i0,",",i0,")")') ext(3), ext(2), ext(1)
+    else
+      write(s, '("(",i0,",",i0,")")') ext(2), ext(1)
+    end if
+  end function shape_text
+
+  integer function set_error(code, msg)
+    integer, intent(in) :: code
+    character(len=*), intent(in) :: msg
+    set_error = int(c_set_error(int(code, c_int), trim(msg), int(len_trim(msg), c_int)))
+  end function set_error
 
   !> Per-plan counters: swaps done, seconds in initiate and complete, bytes held by the plan.
   subroutine haloswap_get_stats(hs, swaps, seconds_start, seconds_complete, bytes_allocated, ierr)

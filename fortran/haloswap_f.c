@@ -110,3 +110,8 @@ int hs_f_alloc(hs_decomp d, long long bytes, void **ptr) {
 int hs_f_free(hs_decomp d, void *ptr) { return hs_free(d, ptr); }
 int hs_f_transport_count(void) { return hs_transport_count(); }
 const char *hs_f_transport_name(int i) { return hs_transport_name(i); }
+
+/* An error found on the Fortran side (per-swap array checks): msg is not NUL-terminated. */
+int hs_f_set_error(int code, const char *msg, int len) {
+  return hs__error(code, "%.*s", len > 0 ? len : 0, msg);
+}

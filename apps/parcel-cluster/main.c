@@ -18,6 +18,7 @@ typedef struct {
   char seeds[256];
   int cycles;
   int verify, bench, serial;
+  int min_vratio_given; /* --min-vratio on the command line (else a file's recorded value) */
   const char *read, *write, *write_result, *json, *expect_error;
   double tol;
 } opts;
@@ -25,10 +26,11 @@ typedef struct {
 static void usage(void) {
   printf(
       "usage: parcel-cluster [--verify | --bench] [options]\n"
-      "  --nx N --ny N --nz N          cells (default 8 8 4)\n"
-      "  --lx X --ly Y --lz Z          box extent (default 1 1 1); --origin X,Y,Z (default 0)\n"
-      "  --nppc N                      parcels per cell (default 20)\n"
-      "  --min-vratio R                vmin = cell volume / R (default 20)\n"
+      "  --nx N --ny N --nz N          cells (default 32 32 32, as upstream)\n"
+      "  --lx X --ly Y --lz Z          box extent (default 128 128 128); --origin X,Y,Z (default 0)\n"
+      "  --nppc N                      parcels per cell (default 40)\n"
+      "  --min-vratio R                vmin = cell volume / R (default 40, as upstream; with\n"
+      "                                --read: the value the file records, if any)\n"
       "  --small-parcel-fraction F     fraction of small parcels (default 0.5)\n"
       "  --seed S | --seeds S1,S2,..   artificial configuration seed(s) (default 42)\n"
       "  --shuffle  --variable-nppc    as the original set-up\n"
@@ -38,18 +40,17 @@ static void usage(void) {
       "  --read FILE                   EPIC parcel file (NetCDF) instead of a set-up\n"
       "  --write FILE / --write-result FILE   write the initial / final parcels (NetCDF)\n"
       "  --json FILE                   benchmark results as JSON\n"
-      "  --tol T                       verify tolerance (default 1e-14)\n"
+      "  --tol T                       verify tolerance, relative above 1 (default 1e-14)\n"
       "  --expect-error TEXT           succeed only if input is refused with TEXT on every rank\n");
 }
 
 static int parse(int argc, char **argv, opts *o, int rank) {
   memset(o, 0, sizeof *o);
-  o->n[0] = 8;
-  o->n[1] = 8;
-  o->n[2] = 4;
-  o->extent[0] = o->extent[1] = o->extent[2] = 1.0;
-  o->su.nppc = 20;
-  o->su.min_vratio = 20;
+  /* Upstream's defaults (EPIC-model/parcel-clustering benchmark_random). */
+  o->n[0] = o->n[1] = o->n[2] = 32;
+  o->extent[0] = o->extent[1] = o->extent[2] = 128.0;
+  o->su.nppc = 40;
+  o->su.min_vratio = 40;
   o->su.small_fraction = 0.5;
   o->su.seed = 42;
   o->cycles = -1;
@@ -81,7 +82,7 @@ static int parse(int argc, char **argv, opts *o, int rank) {
       }
     }
     else if (!strcmp(a, "--nppc")) { VAL(); o->su.nppc = atoi(v); }
-    else if (!strcmp(a, "--min-vratio")) { VAL(); o->su.min_vratio = atof(v); }
+    else if (!strcmp(a, "--min-vratio")) { VAL(); o->su.min_vratio = atof(v); o->min_vratio_given = 1; }
     else if (!strcmp(a, "--small-parcel-fraction")) { VAL(); o->su.small_fraction = atof(v); }
     else if (!strcmp(a, "--seed") || !strcmp(a, "--seeds")) { VAL(); snprintf(o->seeds, sizeof o->seeds, "%s", v); }
     else if (!strcmp(a, "--shuffle")) o->su.shuffle = 1;
@@ -206,9 +207,11 @@ static int compare(pc_set *ref, pc_set *res, double tol, double *maxdiff, char *
   pc_sort(ref->p, ref->n);
   pc_sort(res->p, res->n);
   int worst = -1, at = -1;
+  /* Relative to the value's magnitude where that exceeds 1 (upstream's 128 m box). */
   for (int i = 0; i < ref->n; i++)
     for (int k = 0; k < PC_NATTR; k++) {
-      double d = fabs(ref->p[i].a[k] - res->p[i].a[k]);
+      double mag = fabs(ref->p[i].a[k]);
+      double d = fabs(ref->p[i].a[k] - res->p[i].a[k]) / (mag > 1 ? mag : 1);
       if (!(d <= *maxdiff)) {
         *maxdiff = d;
         worst = k;
@@ -216,7 +219,7 @@ static int compare(pc_set *ref, pc_set *res, double tol, double *maxdiff, char *
       }
     }
   if (*maxdiff > tol || *maxdiff != *maxdiff) {
-    snprintf(why, len, "%s differs by %.3g at sorted parcel %d (%.17g vs serial %.17g)",
+    snprintf(why, len, "%s differs by %.3g (relative above 1) at sorted parcel %d (%.17g vs serial %.17g)",
              pc_attr_names[worst], *maxdiff, at, res->p[at].a[worst], ref->p[at].a[worst]);
     return -1;
   }
@@ -528,14 +531,78 @@ static int run_bench(pc_par *par, source *src, opts *o, char **bk, int nbk) {
   return 0;
 }
 
+/* ---------------------------------------------------------------- parameters vs input */
+
+/* Collective. Adopts the min_vratio a file records unless --min-vratio was given (then a
+ * different value is reported), and refuses a file in which the parameters make every parcel
+ * small (vmin above the largest volume): EPIC files are written with min_vratio 40, and a
+ * smaller ratio silently merges everything. A file with no small parcel only gets a note. */
+static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, const pc_set *all,
+                             int rank, char *err, size_t len) {
+  if (fi->min_vratio == fi->min_vratio) { /* recorded */
+    if (!o->min_vratio_given) {
+      o->su.min_vratio = fi->min_vratio;
+      if (rank == 0)
+        printf("parcel-cluster: min_vratio %g, as recorded in %s\n", fi->min_vratio, o->read);
+    } else if (fi->min_vratio != o->su.min_vratio && rank == 0) {
+      fprintf(stderr, "parcel-cluster: warning: --min-vratio %g differs from the %g recorded "
+                      "in %s\n", o->su.min_vratio, fi->min_vratio, o->read);
+    }
+  }
+  struct {
+    int bad;
+    char msg[1024];
+  } m;
+  memset(&m, 0, sizeof m);
+  if (rank == 0) {
+    double vmin = pc_vmin(b, o->su.min_vratio), vmax = 0, vcell = b->dx[0] * b->dx[1] * b->dx[2];
+    int nsmall = 0;
+    for (int i = 0; i < all->n; i++) {
+      nsmall += all->p[i].a[VOL] < vmin;
+      if (all->p[i].a[VOL] > vmax) vmax = all->p[i].a[VOL];
+    }
+    if (all->n > 0 && nsmall == all->n) {
+      m.bad = 1;
+      snprintf(m.msg, sizeof m.msg,
+               "%s: every one of the %d parcels is small (volume < vmin = cell volume / "
+               "min_vratio = %g / %g = %g; the largest volume is %g): the parameters do not "
+               "match the file; EPIC writes parcels with min_vratio 40 (the default); a "
+               "min_vratio above %g leaves the largest parcel large",
+               o->read, all->n, vcell, o->su.min_vratio, vmin, vmax, vcell / vmax);
+    } else if (nsmall == 0) {
+      printf("parcel-cluster: note: no parcel in %s is small (volume < vmin = %g): nothing to "
+             "merge\n", o->read, vmin);
+    }
+  }
+  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&o->su.min_vratio, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (m.bad) snprintf(err, len, "%s", m.msg);
+  return m.bad;
+}
+
 /* ---------------------------------------------------------------- run */
 
-static int write_all(pc_par *par, const pc_box *b, const pc_set *mine, const char *path) {
+static pc_run_info run_info(const opts *o, const pc_par *par, const char *stage,
+                            const char *backend) {
+  pc_run_info r;
+  memset(&r, 0, sizeof r);
+  r.su = &o->su;
+  r.stage = stage;
+  r.input = o->read;
+  r.backend = backend;
+  r.cycles = !strcmp(stage, "initial") ? 0 : o->cycles;
+  r.nranks = par->size;
+  r.seed = strtoull(o->seeds, NULL, 10);
+  return r;
+}
+
+static int write_all(pc_par *par, const pc_box *b, const pc_set *mine, const char *path,
+                     const pc_run_info *run) {
   pc_set all = {0};
   pc_gather(par, mine, &all);
   int bad = 0;
   char err[512];
-  if (par->rank == 0 && pc_write_netcdf(path, b, &all, par->size, err, sizeof err)) {
+  if (par->rank == 0 && pc_write_netcdf(path, b, &all, par->size, run, err, sizeof err)) {
     fprintf(stderr, "parcel-cluster: %s\n", err);
     bad = 1;
   }
@@ -549,7 +616,8 @@ static int run_plain(pc_par *par, source *src, opts *o, char **bk) {
   uint64_t seed = strtoull(o->seeds, NULL, 10);
   pc_set mine = {0}, all = {0};
   if (make_config(par, src, o, seed, &mine, &all, o->serial)) return -1;
-  if (o->write && write_all(par, &src->box, &mine, o->write)) return 1;
+  pc_run_info ri = run_info(o, par, "initial", NULL);
+  if (o->write && write_all(par, &src->box, &mine, o->write, &ri)) return 1;
   pc_cycle_info info, tot;
   if (o->serial) {
     if (par->rank == 0)
@@ -562,7 +630,9 @@ static int run_plain(pc_par *par, source *src, opts *o, char **bk) {
     if (o->write_result) {
       int bad = 0;
       char err[512];
-      if (par->rank == 0 && pc_write_netcdf(o->write_result, &src->box, &all, 1, err, sizeof err)) {
+      ri = run_info(o, par, "merged", "serial");
+      if (par->rank == 0 &&
+          pc_write_netcdf(o->write_result, &src->box, &all, 1, &ri, err, sizeof err)) {
         fprintf(stderr, "parcel-cluster: %s\n", err);
         bad = 1;
       }
@@ -595,7 +665,8 @@ static int run_plain(pc_par *par, source *src, opts *o, char **bk) {
                bk[0], c, n0, n1, tot.nsmall, tot.nmerged_links, tot.nremote_links, mt);
     }
     pc_prune_close(&ctx);
-    if (o->write_result && write_all(par, &src->box, &mine, o->write_result)) return 1;
+    ri = run_info(o, par, "merged", bk[0]);
+    if (o->write_result && write_all(par, &src->box, &mine, o->write_result, &ri)) return 1;
   }
   pc_set_free(&mine);
   pc_set_free(&all);
@@ -629,7 +700,9 @@ int main(int argc, char **argv) {
   memset(&src, 0, sizeof src);
   if (o.read) {
     char err[1024];
-    int bad = pc_read_netcdf(MPI_COMM_WORLD, o.read, &src.box, &src.file_all, err, sizeof err);
+    pc_file_info fi;
+    int bad = pc_read_netcdf(MPI_COMM_WORLD, o.read, &src.box, &src.file_all, &fi, err, sizeof err);
+    if (!bad) bad = check_file_params(&o, &fi, &src.box, &src.file_all, rank, err, sizeof err);
     if (bad) {
       /* Every rank reports the refusal; none has started any work. */
       fprintf(stderr, "parcel-cluster[rank %d]: error: %s\n", rank, err);

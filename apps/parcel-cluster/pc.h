@@ -105,10 +105,27 @@ int pc_scatter(pc_par *par, const pc_box *b, const pc_set *all, pc_set *mine);
 
 /* ---- NetCDF (pc_netcdf.c) */
 int pc_have_netcdf(void);
-/* Collective: rank 0 reads and validates; every rank returns the same status and message. */
-int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, char *err, size_t len);
-/* Rank 0 writes all parcels (gathered by the caller). */
+/* What a file says about the run that wrote it (parcel-cluster's own files record it). */
+typedef struct {
+  double min_vratio; /* NaN: not recorded */
+} pc_file_info;
+/* Collective: rank 0 reads and validates; every rank returns the same status and message.
+ * info may be NULL. On failure *b, *all and *info are left as they were (all->n = 0). */
+int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, pc_file_info *info,
+                   char *err, size_t len);
+
+/* The run's parameters, recorded as global attributes parcel_cluster_* in written files. */
+typedef struct {
+  const pc_setup *su;
+  const char *stage;   /* "initial" or "merged" */
+  const char *input;   /* the file read, or NULL for an artificial set-up */
+  const char *backend; /* back end that merged ("serial" for the reference) */
+  int cycles, nranks;
+  uint64_t seed;
+} pc_run_info;
+/* Rank 0 writes all parcels (gathered by the caller): EPIC's layout with CF attributes
+ * (units, long_name), Conventions, version and creation time, and the run's parameters. */
 int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters,
-                    char *err, size_t len);
+                    const pc_run_info *run, char *err, size_t len);
 
 #endif

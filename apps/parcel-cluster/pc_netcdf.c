@@ -3,18 +3,27 @@
  * dimensions t (one record) and n_parcels; one double variable per attribute over
  * (t, n_parcels); optional per-writer variables over the dimension "world%size".
  * Rank 0 reads and checks everything; every rank returns the same verdict before any work. */
+#define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "pc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #ifdef PC_HAVE_NETCDF
 #include <netcdf.h>
 
 int pc_have_netcdf(void) { return 1; }
 
-static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+/* On failure neither *b nor the parcels in *all are changed (all->n stays 0). */
+static int read_file(const char *path, pc_box *b_out, pc_set *all, double *min_vratio, char *err,
+                     size_t len) {
+  pc_box box, *b = &box;
+  all->n = 0;
+  *min_vratio = NAN;
   int nc, rc = nc_open(path, NC_NOWRITE, &nc);
   if (rc != NC_NOERR) {
     snprintf(err, len, "%s: cannot open: %s", path, nc_strerror(rc));
@@ -61,9 +70,14 @@ static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t
                a, ncells[a], a < 2 ? 2 : 1);
       goto out;
     }
-    if (!(ext[a] > 0)) {
-      snprintf(err, len, "%s: global attribute 'extent': extent[%d] = %g, must be > 0", path, a,
-               ext[a]);
+    if (!(ext[a] > 0) || !isfinite(ext[a])) {
+      snprintf(err, len, "%s: global attribute 'extent': extent[%d] = %g, must be finite and > 0",
+               path, a, ext[a]);
+      goto out;
+    }
+    if (!isfinite(org[a])) {
+      snprintf(err, len, "%s: global attribute 'origin': origin[%d] = %g, must be finite", path,
+               a, org[a]);
       goto out;
     }
   }
@@ -77,6 +91,29 @@ static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t
   if (np > (size_t)1 << 30) {
     snprintf(err, len, "%s: dimension 'n_parcels': %zu parcels, more than this tool reads", path, np);
     goto out;
+  }
+  /* A classic-format file stores every value: one whose size cannot hold n_parcels values of
+   * each variable present is truncated (it would read as fill values), and its header must
+   * not make us allocate for parcels it does not have. */
+  int fmt = 0;
+  struct stat st;
+  if (nc_inq_format(nc, &fmt) == NC_NOERR &&
+      (fmt == NC_FORMAT_CLASSIC || fmt == NC_FORMAT_64BIT_OFFSET || fmt == NC_FORMAT_CDF5) &&
+      stat(path, &st) == 0) {
+    double need = 0;
+    for (int k = 0; k < PC_NATTR; k++) {
+      int var;
+      nc_type vt;
+      size_t tsize = 0;
+      if (nc_inq_varid(nc, pc_attr_names[k], &var) == NC_NOERR &&
+          nc_inq_vartype(nc, var, &vt) == NC_NOERR && nc_inq_type(nc, vt, NULL, &tsize) == NC_NOERR)
+        need += (double)tsize * (double)np;
+    }
+    if ((double)st.st_size < need) {
+      snprintf(err, len, "%s: is truncated: n_parcels = %zu needs at least %.0f bytes of "
+               "parcel data, the file has %lld bytes", path, np, need, (long long)st.st_size);
+      goto out;
+    }
   }
   all->n = 0;
   if (pc_set_reserve(all, (int)np + 1)) {
@@ -131,15 +168,42 @@ static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t
     all->p[i].a[PX] = pc_wrap(b, 0, all->p[i].a[PX]);
     all->p[i].a[PY] = pc_wrap(b, 1, all->p[i].a[PY]);
   }
+  /* Our own files record the run's min_vratio; EPIC's do not (optional). */
+  double mv;
+  if (nc_inq_att(nc, NC_GLOBAL, "parcel_cluster_min_vratio", &at, &alen) == NC_NOERR &&
+      alen == 1 && nc_get_att_double(nc, NC_GLOBAL, "parcel_cluster_min_vratio", &mv) == NC_NOERR &&
+      isfinite(mv) && mv > 0)
+    *min_vratio = mv;
   ret = 0;
+  *b_out = box;
 out:
+  if (ret != 0) all->n = 0;
   nc_close(nc);
   return ret;
 }
 
-int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters, char *err,
-                    size_t len) {
+/* CF metadata of a variable (EPIC's parcel_netcdf names, units and long names). */
+static int put_meta(int nc, int var, const char *units, const char *long_name) {
+  int rc = nc_put_att_text(nc, var, "units", strlen(units), units);
+  if (rc == NC_NOERR) rc = nc_put_att_text(nc, var, "long_name", strlen(long_name), long_name);
+  return rc;
+}
+
+static int put_text(int nc, const char *name, const char *v) {
+  return nc_put_att_text(nc, NC_GLOBAL, name, strlen(v), v);
+}
+
+int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters,
+                    const pc_run_info *run, char *err, size_t len) {
   (void)nwriters; /* everything is written by one rank */
+  static const char *const units[PC_NATTR] = {"m",   "m",   "m",   "1/s", "1/s", "1/s", "m/s^2",
+                                              "m^3", "m^2", "m^2", "m^2", "m^2", "m^2"};
+  static const char *const long_names[PC_NATTR] = {
+      "x position component", "y position component", "z position component",
+      "x vorticity component", "y vorticity component", "z vorticity component",
+      "parcel buoyancy", "parcel volume", "B11 element of shape matrix",
+      "B12 element of shape matrix", "B13 element of shape matrix",
+      "B22 element of shape matrix", "B23 element of shape matrix"};
   int nc, rc = nc_create(path, NC_CLOBBER | NC_NETCDF4, &nc);
   if (rc != NC_NOERR) {
     snprintf(err, len, "%s: cannot create: %s", path, nc_strerror(rc));
@@ -147,6 +211,9 @@ int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nw
   }
   int dt, dn, dw, var[PC_NATTR], vt, vw[5];
   const char *wnames[5] = {"start_index", "xlo", "xhi", "ylo", "yhi"};
+  const char *wlong[5] = {"MPI rank start index", "lower box boundary in x",
+                          "upper box boundary in x", "lower box boundary in y",
+                          "upper box boundary in y"};
 #define NCW(call)                                                              \
   do {                                                                         \
     if ((rc = (call)) != NC_NOERR) {                                           \
@@ -155,17 +222,62 @@ int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nw
       return -1;                                                               \
     }                                                                          \
   } while (0)
-  NCW(nc_put_att_text(nc, NC_GLOBAL, "file_type", 7, "parcels"));
+  /* Global attributes as EPIC writes them: version, file type, conventions, creation time. */
+  char text[64];
+  snprintf(text, sizeof text, "%d.%d", HS_VERSION_MAJOR, HS_VERSION_MINOR);
+  NCW(put_text(nc, "haloswap_version", text));
+  NCW(put_text(nc, "file_type", "parcels"));
+  NCW(put_text(nc, "Conventions", "CF-1.9"));
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(text, sizeof text, "%Y/%m/%d", &tm);
+  NCW(put_text(nc, "creation_date", text));
+  strftime(text, sizeof text, "%H:%M:%S", &tm);
+  NCW(put_text(nc, "creation_time", text));
+  NCW(put_text(nc, "creation_zone", "UTC+00:00"));
+  NCW(put_text(nc, "source", "haloswap parcel-cluster (EPIC parcel merging)"));
   NCW(nc_put_att_int(nc, NC_GLOBAL, "ncells", NC_INT, 3, b->n));
   NCW(nc_put_att_double(nc, NC_GLOBAL, "extent", NC_DOUBLE, 3, b->extent));
   NCW(nc_put_att_double(nc, NC_GLOBAL, "origin", NC_DOUBLE, 3, b->origin));
+  if (run) { /* the run's parameters, so a file says how it was made */
+    const pc_setup *su = run->su;
+    NCW(put_text(nc, "parcel_cluster_stage", run->stage ? run->stage : "initial"));
+    NCW(put_text(nc, "parcel_cluster_input", run->input ? run->input : "artificial set-up"));
+    if (run->backend) NCW(put_text(nc, "parcel_cluster_backend", run->backend));
+    NCW(nc_put_att_double(nc, NC_GLOBAL, "parcel_cluster_min_vratio", NC_DOUBLE, 1,
+                          &su->min_vratio));
+    double vmin = pc_vmin(b, su->min_vratio);
+    NCW(nc_put_att_double(nc, NC_GLOBAL, "parcel_cluster_vmin", NC_DOUBLE, 1, &vmin));
+    NCW(nc_put_att_int(nc, NC_GLOBAL, "parcel_cluster_cycles", NC_INT, 1, &run->cycles));
+    NCW(nc_put_att_int(nc, NC_GLOBAL, "parcel_cluster_ranks", NC_INT, 1, &run->nranks));
+    if (!run->input) {
+      NCW(nc_put_att_int(nc, NC_GLOBAL, "parcel_cluster_nppc", NC_INT, 1, &su->nppc));
+      NCW(nc_put_att_double(nc, NC_GLOBAL, "parcel_cluster_small_parcel_fraction", NC_DOUBLE, 1,
+                            &su->small_fraction));
+      unsigned long long seed = run->seed;
+      NCW(nc_put_att_ulonglong(nc, NC_GLOBAL, "parcel_cluster_seed", NC_UINT64, 1, &seed));
+      NCW(nc_put_att_int(nc, NC_GLOBAL, "parcel_cluster_shuffle", NC_INT, 1, &su->shuffle));
+      NCW(nc_put_att_int(nc, NC_GLOBAL, "parcel_cluster_variable_nppc", NC_INT, 1,
+                         &su->variable_nppc));
+    }
+  }
   NCW(nc_def_dim(nc, "t", NC_UNLIMITED, &dt));
   NCW(nc_def_dim(nc, "n_parcels", (size_t)all->n, &dn));
   NCW(nc_def_dim(nc, "world%size", 1, &dw));
   NCW(nc_def_var(nc, "t", NC_DOUBLE, 1, &dt, &vt));
+  NCW(put_meta(nc, vt, "seconds since 1970-01-01", "time"));
+  NCW(nc_put_att_text(nc, vt, "standard_name", 4, "time"));
+  NCW(nc_put_att_text(nc, vt, "axis", 1, "T"));
   int d2[2] = {dt, dn};
-  for (int k = 0; k < PC_NATTR; k++) NCW(nc_def_var(nc, pc_attr_names[k], NC_DOUBLE, 2, d2, &var[k]));
-  for (int k = 0; k < 5; k++) NCW(nc_def_var(nc, wnames[k], NC_INT, 1, &dw, &vw[k]));
+  for (int k = 0; k < PC_NATTR; k++) {
+    NCW(nc_def_var(nc, pc_attr_names[k], NC_DOUBLE, 2, d2, &var[k]));
+    NCW(put_meta(nc, var[k], units[k], long_names[k]));
+  }
+  for (int k = 0; k < 5; k++) {
+    NCW(nc_def_var(nc, wnames[k], NC_INT, 1, &dw, &vw[k]));
+    NCW(put_meta(nc, vw[k], "1", wlong[k]));
+  }
   NCW(nc_enddef(nc));
   size_t s0 = 0, c1 = 1;
   double t0 = 0.0;
@@ -197,29 +309,34 @@ int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nw
 
 int pc_have_netcdf(void) { return 0; }
 
-static int read_file(const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+static int read_file(const char *path, pc_box *b, pc_set *all, double *min_vratio, char *err,
+                     size_t len) {
   (void)b;
   (void)all;
+  (void)min_vratio;
   snprintf(err, len, "%s: cannot read: parcel-cluster was built without NetCDF (install "
            "libnetcdf-dev and reconfigure)", path);
   return -1;
 }
 
-int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters, char *err,
-                    size_t len) {
+int pc_write_netcdf(const char *path, const pc_box *b, const pc_set *all, int nwriters,
+                    const pc_run_info *run, char *err, size_t len) {
   (void)b;
   (void)all;
   (void)nwriters;
+  (void)run;
   snprintf(err, len, "%s: cannot write: parcel-cluster was built without NetCDF", path);
   return -1;
 }
 
 #endif
 
-int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, char *err, size_t len) {
+int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, pc_file_info *info,
+                   char *err, size_t len) {
   int rank, bad = 0;
+  double mv = NAN;
   MPI_Comm_rank(comm, &rank);
-  if (rank == 0) bad = read_file(path, b, all, err, len) != 0;
+  if (rank == 0) bad = read_file(path, b, all, &mv, err, len) != 0;
   struct {
     int bad;
     char msg[1024];
@@ -243,6 +360,8 @@ int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, char
       bx[6 + a] = b->extent[a];
     }
   MPI_Bcast(bx, 9, MPI_DOUBLE, 0, comm);
+  MPI_Bcast(&mv, 1, MPI_DOUBLE, 0, comm);
+  if (info) info->min_vratio = mv;
   int n[3] = {(int)bx[0], (int)bx[1], (int)bx[2]};
   pc_box_init(b, n, bx + 3, bx + 6);
   return 0;

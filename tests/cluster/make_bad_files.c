@@ -56,7 +56,7 @@ static void write_kind(const char *dir, int kind) {
     a[4] = 0.5 * q;
     a[5] = -q;
     a[6] = 0.1 * q - 0.2;
-    a[7] = vcell / 20 * (0.6 + 0.3 * q); /* small and large ones */
+    a[7] = vcell / 40 * (0.6 + 0.3 * q); /* small and large at EPIC's min_vratio 40 */
     double r2 = 0.01 * dx * dx;
     a[8] = r2;
     a[9] = 0.1 * r2;

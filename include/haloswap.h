@@ -72,7 +72,17 @@ typedef struct {
   int procs[HS_MAX_DIMS];     /* ranks per axis; 0 = chosen by MPI_Dims_create; 1 = axis whole */
   int periodic[HS_MAX_DIMS];  /* 1 = periodic, 0 = walled */
   MPI_Comm cart;              /* an existing Cartesian communicator to use, or MPI_COMM_NULL */
+  /* Node-aware placement (ignored when cart is given). HS_PLACE_RANK: grid coordinates follow
+   * rank order (MPI_Cart_create without reordering). HS_PLACE_NODE: each node gets a compact
+   * block of the process grid, so fewer halo bytes cross the network. Nodes are the groups of
+   * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), or, if node_size > 0, virtual nodes of node_size
+   * consecutive ranks of comm. With one node, nodes of different sizes, or a node size that
+   * does not tile the process grid, rank order is kept (hs_decomp_placement says which). */
+  int placement;
+  int node_size;
 } hs_decomp_desc;
+
+enum { HS_PLACE_RANK = 0, HS_PLACE_NODE = 1 };
 
 /* Fills desc with defaults: ndims 3, all axes periodic except z, procs 0 (z: 1), no cart. */
 void hs_decomp_desc_init(hs_decomp_desc *desc);
@@ -88,6 +98,9 @@ int hs_decomp_procs(hs_decomp d, int axis);
 int hs_decomp_coord(hs_decomp d, int axis);
 int hs_decomp_periodic(hs_decomp d, int axis);
 MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d) */
+/* Placement in effect: HS_PLACE_NODE if node blocks were applied, else HS_PLACE_RANK; the
+ * block of the process grid each node holds goes to block[] (1 on unused axes) if not NULL. */
+int hs_decomp_placement(hs_decomp d, int block[HS_MAX_DIMS]);
 
 /* ---------------------------------------------------------------- field memory */
 /* Allocate `bytes` for a field in memory that ranks on the same node can address directly

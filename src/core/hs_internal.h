@@ -14,6 +14,7 @@ struct hs_decomp_s {
   int ndims, rank, size;
   int global[HS_MAX_DIMS], procs[HS_MAX_DIMS], periodic[HS_MAX_DIMS];
   int coord[HS_MAX_DIMS], local[HS_MAX_DIMS], offset[HS_MAX_DIMS];
+  int place_block[HS_MAX_DIMS]; /* node block of HS_PLACE_NODE; all 0 for rank order */
 };
 
 /* A section of a message: one field's box, reduced to a copy program over bytes. */

@@ -46,7 +46,7 @@ $(BUILD)/smpi/CMakeCache.txt: | deps
 	  -DMPI_Fortran_COMPILER=smpif90 -DMPIEXEC_EXECUTABLE=/usr/bin/smpirun >/dev/null
 
 build-smpi: deps $(BUILD)/smpi/CMakeCache.txt
-	cmake --build $(BUILD)/smpi -j $(JOBS) --target hs_sim test_halo
+	cmake --build $(BUILD)/smpi -j $(JOBS) --target hs_sim
 
 test-smpi: build-smpi
 	cd $(BUILD)/smpi && ctest --output-on-failure -R '^smpi_' $(CTEST_ARGS)

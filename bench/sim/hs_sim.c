@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
     tfield big;
     tfield_init(&big, HS_FLOAT64, HS_LAYOUT_ZFAST, maxl, halo, 3);
 #if HS_SIM_SMPI
-    mc.data = SMPI_SHARED_MALLOC(big.n * sizeof(double));
+    if (pack_rate <= 0.0) mc.data = SMPI_SHARED_MALLOC(big.n * sizeof(double)); /* else unused */
 #else
     mc.data = calloc(big.n, sizeof(double));
 #endif

@@ -69,12 +69,15 @@ def run_point(args, platform, ranks, study, transports, place="rank"):
     for t in transports:
         cmd += ["--transport", t]
     t0 = time.time()
+    # Own process group: on timeout smpirun's simulator child must go too, not only smpirun.
+    proc = subprocess.Popen(["nice", "-n", "10"] + cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
-        out = subprocess.run(["nice", "-n", "10"] + cmd, capture_output=True, text=True,
-                             timeout=args.timeout).stdout
+        out = proc.communicate(timeout=args.timeout)[0]
         status = "ok"
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out = proc.communicate()[0] or ""
         status = f"timeout after {args.timeout} s"
     wall = time.time() - t0
     rows = []
@@ -206,7 +209,8 @@ def main():
     ap.add_argument("--platforms", default="xc30,fdr")
     ap.add_argument("--studies", default="weak,strong,placement")
     ap.add_argument("--transports", default="p2p,rma-fence,rma-pscw,rma-passive")
-    ap.add_argument("--placement-ranks", default="1024")
+    ap.add_argument("--placement-ranks", default="1152")
+    ap.add_argument("--places", default="rank,node")
     ap.add_argument("--swaps", type=int, default=2)
     # Single-core pack/unpack copy rate of whole z-columns (2 KB runs at nz = 256), GB/s.
     ap.add_argument("--pack-rate", type=float, default=5.0)
@@ -222,7 +226,7 @@ def main():
             for plat in args.platforms.split(","):
                 if study == "placement":
                     for n in (int(x) for x in args.placement_ranks.split(",")):
-                        for place in ("rank", "node"):
+                        for place in args.places.split(","):
                             new = run_point(args, plat, n, "placement", ["p2p"], place)
                             rows = [r for r in rows if not (
                                 r.get("study") == "placement" and r.get("platform") == plat

@@ -156,7 +156,7 @@ def tables(rows):
                        f"{r['seconds_per_swap'] * 1e3:.3f} | {r['wall_seconds']:.0f} |")
         out.append("")
     total = sum({r.get("wall_seconds", 0) for r in rows})
-    out += [f"Total wall time of the simulations: {total / 60:.1f} min on a 2-core machine shared "
+    out += [f"Total wall time of the simulations: {total / 60:.1f} min (sum over launches, up to 5 run at once) on a 2-core machine shared "
             "with other jobs.", ""]
     return "\n".join(out)
 

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean build-asan test-asan $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
+.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
 
 all: build
 
@@ -52,8 +52,22 @@ build-asan: deps $(BUILD)/asan/CMakeCache.txt
 test-asan: build-asan
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -R '$(ASAN_TESTS)' $(CTEST_ARGS)
 
-test: $(addprefix test-,$(MPIS)) test-asan
-	@echo "make test: all suites passed with: $(MPIS), and the sanitizer build"
+
+# SimGrid SMPI (simulated ranks, docs/simulation.md): build/smpi, C only. SMPI_PRETEND_CC only
+# while configuring (smpicc then builds plain test programs); make test runs the small SMPI check.
+$(BUILD)/smpi/CMakeCache.txt: | deps
+	SMPI_PRETEND_CC=1 cmake -S . -B $(BUILD)/smpi $(CMAKE_FLAGS) -DHS_ENABLE_FORTRAN=OFF \
+	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_Fortran_COMPILER=smpif90 -DMPI_C_COMPILER=smpicc \
+	  -DMPI_Fortran_COMPILER=smpif90 -DMPIEXEC_EXECUTABLE=/usr/bin/smpirun >/dev/null
+
+build-smpi: deps $(BUILD)/smpi/CMakeCache.txt
+	cmake --build $(BUILD)/smpi -j $(JOBS) --target hs_sim
+
+test-smpi: build-smpi
+	cd $(BUILD)/smpi && ctest --output-on-failure -R '^smpi_' $(CTEST_ARGS)
+
+test: $(addprefix test-,$(MPIS)) test-asan test-smpi
+	@echo "make test: all suites passed with: $(MPIS), the sanitizer build and SimGrid SMPI"
 
 bench: build
 	@bash bench/run-standard.sh $(BUILD) $(MPIS)

@@ -67,6 +67,13 @@ module haloswap
        integer(c_int), intent(in) :: global(*), procs(*), periodic(*)
        type(c_ptr), intent(out) :: out
      end function c_decomp_create
+     integer(c_int) function c_decomp_create_placed(comm, ndims, global, procs, periodic, &
+          node_size, out) bind(c, name="hs_f_decomp_create_placed")
+       import :: c_int, c_ptr
+       integer(c_int), value :: comm, ndims, node_size
+       integer(c_int), intent(in) :: global(*), procs(*), periodic(*)
+       type(c_ptr), intent(out) :: out
+     end function c_decomp_create_placed
      integer(c_int) function c_decomp_free(d) bind(c, name="hs_f_decomp_free")
        import :: c_int, c_ptr
        type(c_ptr), intent(inout) :: d
@@ -164,12 +171,15 @@ contains
   !> Decompose a global grid of size global(1:ndims) = [nx, ny(, nz)] over comm.
   !> procs: ranks per axis (0 = chosen by MPI_Dims_create; default [0, 0, 1]: z whole).
   !> periodic: 1/0 per axis (default periodic in x and y, walled in z).
-  subroutine haloswap_decomposition_create(decomp, comm, global, ierr, procs, periodic)
+  !> node_size: node-aware placement (each node a compact block of the process grid); 0 = nodes
+  !> from MPI_Comm_split_type, N > 0 = virtual nodes of N consecutive ranks. Absent: rank order.
+  subroutine haloswap_decomposition_create(decomp, comm, global, ierr, procs, periodic, node_size)
     type(haloswap_decomposition), intent(out) :: decomp
     type(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: global(:)
     integer, intent(out) :: ierr
     integer, intent(in), optional :: procs(:), periodic(:)
+    integer, intent(in), optional :: node_size
     integer(c_int) :: g(3), p(3), per(3), nd
     nd = int(size(global), c_int)
     g = 1
@@ -183,6 +193,11 @@ contains
     if (present(periodic)) per(1:min(size(periodic), 3)) = &
          int(periodic(1:min(size(periodic), 3)), c_int)
     if (nd == 2) p(3) = 0
+    if (present(node_size)) then
+      ierr = int(c_decomp_create_placed(int(comm%MPI_VAL, c_int), nd, g, p, per, &
+           int(node_size, c_int), decomp%ptr))
+      return
+    end if
     ierr = int(c_decomp_create(int(comm%MPI_VAL, c_int), nd, g, p, per, decomp%ptr))
   end subroutine haloswap_decomposition_create
 

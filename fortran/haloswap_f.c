@@ -18,6 +18,22 @@ int hs_f_decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *
   return hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out);
 }
 
+/* Node-aware placement (haloswap_decomposition_create's node_size argument). */
+int hs_f_decomp_create_placed(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
+                              const int *periodic, int node_size, hs_decomp *out) {
+  hs_decomp_desc desc;
+  hs_decomp_desc_init(&desc);
+  desc.ndims = ndims;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    desc.global[a] = a < ndims ? global[a] : 0;
+    desc.procs[a] = a < ndims ? procs[a] : 0;
+    desc.periodic[a] = a < ndims ? periodic[a] : 0;
+  }
+  desc.placement = HS_PLACE_NODE;
+  desc.node_size = node_size;
+  return hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out);
+}
+
 int hs_f_decomp_free(hs_decomp *d) { return hs_decomp_free(d); }
 int hs_f_local_extent(hs_decomp d, int axis) { return hs_decomp_local_extent(d, axis); }
 int hs_f_global_offset(hs_decomp d, int axis) { return hs_decomp_global_offset(d, axis); }

@@ -80,11 +80,21 @@ typedef struct {
   int axis_order[HS_MAX_DIMS]; /* axis_order[k]: the grid axis that is dimension k of the
                                   Cartesian communicator (rank order: the last dimension
                                   varies fastest); all zero = x, y, z */
+  /* Node-aware placement (ignored when cart is given). HS_PLACE_RANK: grid coordinates follow
+   * rank order (MPI_Cart_create without reordering). HS_PLACE_NODE: each node gets a compact
+   * block of the process grid, so fewer halo bytes cross the network. Nodes are the groups of
+   * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), or, if node_size > 0, virtual nodes of node_size
+   * consecutive ranks of comm. With one node, nodes of different sizes, or a node size that
+   * does not tile the process grid, rank order is kept (hs_decomp_placement says which). */
+  int placement;
+  int node_size;
 } hs_decomp_desc;
 
 /* HS_REMAINDER_LOW: the first global % procs ranks get one cell more (MONC, MPI_Dims-style);
  * HS_REMAINDER_HIGH: the last ones do (Lare3d). */
 typedef enum { HS_REMAINDER_LOW = 0, HS_REMAINDER_HIGH = 1 } hs_remainder;
+
+enum { HS_PLACE_RANK = 0, HS_PLACE_NODE = 1 };
 
 /* Fills desc with defaults: ndims 3, all axes periodic except z, procs 0 (z: 1), no cart. */
 void hs_decomp_desc_init(hs_decomp_desc *desc);
@@ -100,6 +110,9 @@ int hs_decomp_procs(hs_decomp d, int axis);
 int hs_decomp_coord(hs_decomp d, int axis);
 int hs_decomp_periodic(hs_decomp d, int axis);
 MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d) */
+/* Placement in effect: HS_PLACE_NODE if node blocks were applied, else HS_PLACE_RANK; the
+ * block of the process grid each node holds goes to block[] (1 on unused axes) if not NULL. */
+int hs_decomp_placement(hs_decomp d, int block[HS_MAX_DIMS]);
 
 /* ---------------------------------------------------------------- field memory */
 /* Allocate `bytes` for a field in memory that ranks on the same node can address directly

@@ -2,7 +2,7 @@
 # Installs what haloswap needs on Debian 12 (as root), only if something is missing.
 set -euo pipefail
 pkgs=(build-essential gfortran cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
-      python3 python3-matplotlib libnetcdf-dev)
+      python3 python3-matplotlib libnetcdf-dev libsimgrid-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

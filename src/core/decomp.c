@@ -86,6 +86,12 @@ static int check_desc(const hs_decomp_desc *d, int size, int procs[HS_MAX_DIMS])
     procs[a] = d->procs[a];
     if (procs[a] > 0) fixed *= procs[a];
   }
+  if (d->placement != HS_PLACE_RANK && d->placement != HS_PLACE_NODE)
+    return hs__error(HS_ERR_ARG, "hs_decomp_create: placement = %d, must be HS_PLACE_RANK (0) "
+                     "or HS_PLACE_NODE (1)", d->placement);
+  if (d->node_size < 0 || (d->node_size > 0 && size % d->node_size != 0))
+    return hs__error(HS_ERR_ARG, "hs_decomp_create: node_size = %d, must be 0 (nodes from "
+                     "MPI_Comm_split_type) or divide the communicator size %d", d->node_size, size);
   if (fixed < 1 || size % fixed != 0) {
     return hs__error(HS_ERR_ARG,
                      "hs_decomp_create: the fixed process counts procs = %d x %d x %d multiply "
@@ -112,7 +118,7 @@ static int check_desc(const hs_decomp_desc *d, int size, int procs[HS_MAX_DIMS])
 
 /* The arguments every rank must give identically. */
 static int check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]) {
-  int v[13] = {d->ndims};
+  int v[15] = {d->ndims};
   for (int a = 0; a < HS_MAX_DIMS; a++) {
     v[1 + a] = d->global[a];
     v[4 + a] = d->procs[a];
@@ -124,17 +130,104 @@ static int check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS
   v[10] = d->remainder;
   v[11] = d->axis_order[0] * 9 + d->axis_order[1] * 3 + d->axis_order[2];
   v[12] = (int)(h & 0x7fffffff);
-  int n = 13, lo[13], hi[13];
+  v[13] = d->placement;
+  v[14] = d->node_size;
+  int n = 15, lo[15], hi[15];
   MPI_Allreduce(v, lo, n, MPI_INT, MPI_MIN, comm);
   MPI_Allreduce(v, hi, n, MPI_INT, MPI_MAX, comm);
   static const char *names[] = {"ndims", "global[0]", "global[1]", "global[2]", "procs[0]",
                                 "procs[1]", "procs[2]", "periodic[0]", "periodic[1]",
-                                "periodic[2]", "remainder", "axis_order", "ranges"};
+                                "periodic[2]", "remainder", "axis_order", "ranges",
+                                "placement", "node_size"};
   for (int i = 0; i < n; i++)
     if (lo[i] != hi[i])
       return hs__error(HS_ERR_MISMATCH,
                        "hs_decomp_create: ranks disagree on %s (values from %d to %d)", names[i],
                        lo[i], hi[i]);
+  return HS_OK;
+}
+
+/* Node-aware placement. Each node (a group of n ranks) takes a block b[0] x b[1] (x b[2]) of
+ * the process grid, b[a] dividing procs[a], chosen to minimise the halo surface the block
+ * exposes on decomposed axes; nodes are laid out over the grid of blocks in node order and
+ * ranks inside a block in node-local rank order (both row-major, as MPI_Cart_create numbers
+ * ranks). The result is a communicator whose rank order is that Cartesian order, so
+ * MPI_Cart_create without reordering gives every node its block. When no block fits (nodes of
+ * different sizes, or n does not tile the grid) *out stays MPI_COMM_NULL: rank order. */
+static int place_on_nodes(MPI_Comm comm, const hs_decomp_desc *desc, const int procs[HS_MAX_DIMS],
+                          int block[HS_MAX_DIMS], MPI_Comm *out) {
+  int rank, size, nd = desc->ndims;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int node = 0, lrank = 0, n = 0, nodes = 0, nmin = 0, nmax = 0;
+  if (desc->node_size > 0) {
+    n = desc->node_size;
+    node = rank / n;
+    lrank = rank % n;
+    nodes = size / n;
+    nmin = nmax = n;
+  } else {
+    MPI_Comm shared, leaders;
+    HS_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+    MPI_Comm_rank(shared, &lrank);
+    MPI_Comm_size(shared, &n);
+    /* Node index: rank of the node's first rank among all first ranks. */
+    HS_MPI(MPI_Comm_split(comm, lrank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders));
+    if (lrank == 0) {
+      MPI_Comm_rank(leaders, &node);
+      MPI_Comm_size(leaders, &nodes);
+      MPI_Comm_free(&leaders);
+    }
+    int nn[2] = {node, nodes};
+    HS_MPI(MPI_Bcast(nn, 2, MPI_INT, 0, shared));
+    node = nn[0];
+    nodes = nn[1];
+    MPI_Comm_free(&shared);
+    HS_MPI(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm));
+    HS_MPI(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm));
+  }
+  for (int a = 0; a < HS_MAX_DIMS; a++) block[a] = 0;
+  if (nmin != nmax || nodes < 2) return HS_OK; /* uneven nodes, or one node: nothing to gain */
+  /* Halo area per rank face across axis a ~ product of the local extents on the other axes. */
+  double face[HS_MAX_DIMS];
+  for (int a = 0; a < nd; a++) {
+    face[a] = 1.0;
+    for (int o = 0; o < nd; o++)
+      if (o != a) face[a] *= (double)desc->global[o] / procs[o];
+  }
+  int best[HS_MAX_DIMS] = {0, 0, 0}, b[HS_MAX_DIMS] = {1, 1, 1};
+  double best_cost = -1.0;
+  for (b[0] = 1; b[0] <= procs[0]; b[0]++) {
+    if (procs[0] % b[0] || n % b[0]) continue;
+    for (b[1] = 1; b[1] <= procs[1]; b[1]++) {
+      if (procs[1] % b[1] || (n / b[0]) % b[1]) continue;
+      b[2] = nd > 2 ? n / (b[0] * b[1]) : 1;
+      if (b[0] * b[1] * b[2] != n || (nd > 2 && procs[2] % b[2])) continue;
+      /* Inter-node halo cells of one block: faces on axes the block does not span whole. */
+      double cost = 0.0;
+      for (int a = 0; a < nd; a++)
+        if (b[a] < procs[a]) cost += (double)(n / b[a]) * face[a];
+      if (best_cost < 0.0 || cost < best_cost - 1e-9) {
+        best_cost = cost;
+        memcpy(best, b, sizeof best);
+      }
+    }
+  }
+  if (best_cost < 0.0) return HS_OK;
+  int nb[HS_MAX_DIMS] = {1, 1, 1}, bc[HS_MAX_DIMS] = {0, 0, 0}, lc[HS_MAX_DIMS] = {0, 0, 0};
+  for (int a = 0; a < nd; a++) nb[a] = procs[a] / best[a];
+  /* Row-major (last axis fastest) coordinates of the node in the block grid and of the rank in
+   * its block; the Cartesian rank of the sum is this rank's new position. */
+  for (int a = nd - 1, k = node, l = lrank; a >= 0; a--) {
+    bc[a] = k % nb[a];
+    k /= nb[a];
+    lc[a] = l % best[a];
+    l /= best[a];
+  }
+  int key = 0;
+  for (int a = 0; a < nd; a++) key = key * procs[a] + bc[a] * best[a] + lc[a];
+  HS_MPI(MPI_Comm_split(comm, 0, key, out));
+  for (int a = 0; a < HS_MAX_DIMS; a++) block[a] = a < nd ? best[a] : 1;
   return HS_OK;
 }
 
@@ -202,10 +295,23 @@ int hs_decomp_create(MPI_Comm comm, const hs_decomp_desc *desc_in, hs_decomp *ou
     cdims[k] = d->procs[perm[k]];
     cper[k] = d->periodic[perm[k]];
   }
+  /* Node blocks are chosen over the Cartesian dimensions, then reported per grid axis. */
+  MPI_Comm placed = MPI_COMM_NULL;
+  if (desc.cart == MPI_COMM_NULL && desc.placement == HS_PLACE_NODE) {
+    int block[HS_MAX_DIMS] = {0, 0, 0};
+    rc = hs__agree(comm, place_on_nodes(comm, &desc, cdims, block, &placed));
+    if (rc != HS_OK) {
+      free(d);
+      return rc;
+    }
+    for (int k = 0; k < HS_MAX_DIMS; k++) d->place_block[perm[k]] = block[k];
+  }
   if (desc.cart != MPI_COMM_NULL)
     mpirc = MPI_Comm_dup(desc.cart, &d->comm);
   else
-    mpirc = MPI_Cart_create(comm, d->ndims, cdims, cper, 0, &d->comm);
+    mpirc = MPI_Cart_create(placed != MPI_COMM_NULL ? placed : comm, d->ndims, cdims, cper, 0,
+                            &d->comm);
+  if (placed != MPI_COMM_NULL) MPI_Comm_free(&placed);
   if (mpirc != MPI_SUCCESS) {
     free(d);
     return hs__mpi_error(mpirc, "creating the Cartesian communicator");
@@ -254,3 +360,10 @@ int hs_decomp_procs(hs_decomp d, int a) { return AXIS_OK(d, a) ? d->procs[a] : -
 int hs_decomp_coord(hs_decomp d, int a) { return AXIS_OK(d, a) ? d->coord[a] : -1; }
 int hs_decomp_periodic(hs_decomp d, int a) { return AXIS_OK(d, a) ? d->periodic[a] : -1; }
 MPI_Comm hs_decomp_comm(hs_decomp d) { return d ? d->comm : MPI_COMM_NULL; }
+
+int hs_decomp_placement(hs_decomp d, int block[HS_MAX_DIMS]) {
+  if (!d) return -1;
+  if (block)
+    for (int a = 0; a < HS_MAX_DIMS; a++) block[a] = d->place_block[a] ? d->place_block[a] : 1;
+  return d->place_block[0] ? HS_PLACE_NODE : HS_PLACE_RANK;
+}

@@ -29,6 +29,7 @@ struct hs_decomp_s {
   int global[HS_MAX_DIMS], procs[HS_MAX_DIMS], periodic[HS_MAX_DIMS];
   int coord[HS_MAX_DIMS], local[HS_MAX_DIMS], offset[HS_MAX_DIMS];
   int perm[HS_MAX_DIMS];  /* perm[k]: the grid axis of Cartesian dimension k */
+  int place_block[HS_MAX_DIMS]; /* node block of HS_PLACE_NODE; all 0 for rank order */
 };
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
 int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);

@@ -54,6 +54,17 @@ int main(int argc, char **argv) {
          HS_ERR_ARG, "communicator size");
 
   hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  dd.placement = 7;
+  expect("placement out of range", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
+         "placement = 7, must be HS_PLACE_RANK (0) or HS_PLACE_NODE (1)");
+  dd.placement = HS_PLACE_NODE;
+  dd.node_size = -2;
+  expect("negative node_size", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
+         "node_size = -2, must be 0");
+
+  hs_decomp_desc_init(&dd);
   dd.ndims = 4;
   expect("ndims out of range", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
          "ndims = 4, must be 2 or 3");

@@ -84,6 +84,32 @@ static void hook_unpack(void *ctx, const hs_region *r, const void *buf) {
 static const hs_type type_cycle[4] = {HS_FLOAT64, HS_FLOAT32, HS_INT32, HS_INT64};
 static const hs_layout layout_cycle[3] = {HS_LAYOUT_ZFAST, HS_LAYOUT_XFAST, HS_LAYOUT_STRIDED};
 
+/* --node-size N: node-aware placement on virtual nodes of N ranks (0: not asked). */
+static int place_node_size = 0;
+static int placed_configs = 0; /* configurations where the node blocks were applied */
+
+/* With node placement applied, every rank of a virtual node must sit in the same block. */
+static long check_placement(hs_decomp d, int rank) {
+  int block[3], nd = hs_decomp_ndims(d);
+  if (hs_decomp_placement(d, block) != HS_PLACE_NODE) return 0;
+  MPI_Comm node;
+  MPI_Comm_split(MPI_COMM_WORLD, rank / place_node_size, rank, &node);
+  int v[3] = {0, 0, 0}, lo[3], hi[3];
+  for (int a = 0; a < nd; a++) v[a] = hs_decomp_coord(d, a) / block[a];
+  MPI_Allreduce(v, lo, 3, MPI_INT, MPI_MIN, node);
+  MPI_Allreduce(v, hi, 3, MPI_INT, MPI_MAX, node);
+  MPI_Comm_free(&node);
+  long bad = 0;
+  for (int a = 0; a < 3; a++)
+    if (lo[a] != hi[a]) bad++;
+  if (bad)
+    fprintf(stderr, "[rank %d] FAIL placement: node %d spans blocks %d..%d on some axis\n", rank,
+            rank / place_node_size, lo[0], hi[0]);
+  if (rank == 0) placed_configs++;
+  return bad;
+}
+
+
 #define SKIPPED (-1L)
 
 /* Runs one configuration on one transport; returns the number of wrong cells (all ranks), or
@@ -99,6 +125,10 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
     dd.procs[a] = c->procs[a];
     dd.periodic[a] = c->periodic[a];
   }
+  if (place_node_size > 0) {
+    dd.placement = HS_PLACE_NODE;
+    dd.node_size = place_node_size;
+  }
   hs_decomp d;
   int rc = hs_decomp_create(MPI_COMM_WORLD, &dd, &d);
   if (rc != HS_OK) {
@@ -106,6 +136,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
     if (rank == 0) printf("skip %s on %s: %s\n", c->name, transport, hs_error_message());
     return SKIPPED;
   }
+  long placement_bad = place_node_size > 0 ? check_placement(d, rank) : 0;
   int local[3], halo[3];
   for (int a = 0; a < 3; a++) {
     local[a] = a < c->ndims ? hs_decomp_local_extent(d, a) : 1;
@@ -153,7 +184,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
     tfield_fill(&tf[f], alt[f], &g, f, 0, 1);
   }
   hs_plan p;
-  long bad = 0;
+  long bad = placement_bad;
   rc = hs_plan_create(d, &pd, &p);
   if (rc != HS_OK) {
     if (rank == 0)
@@ -232,6 +263,8 @@ int main(int argc, char **argv) {
       verbose = 1;
     else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
       optional[noptional++] = argv[++i];
+    else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
+      place_node_size = atoi(argv[++i]);
     else {
       if (rank == 0) fprintf(stderr, "test_halo: unknown argument '%s'\n", argv[i]);
       MPI_Finalize();
@@ -275,6 +308,14 @@ int main(int argc, char **argv) {
                configs[c].name, spec, size, bad);
     }
   }
+  if (place_node_size > 0 && size > place_node_size && placed_configs == 0 && rank == 0) {
+    fprintf(stderr, "FAIL: --node-size %d: node placement applied to no configuration\n",
+            place_node_size);
+    failed++;
+  }
+  if (place_node_size > 0 && rank == 0)
+    printf("node placement (virtual nodes of %d ranks) applied in %d runs\n", place_node_size,
+           placed_configs);
   if (rank == 0) printf("test_halo at %d ranks:\n%d passed, %d failed, %d skipped\n", size, passed, failed, skipped);
   MPI_Finalize();
   return failed ? 1 : (passed ? 0 : 1);

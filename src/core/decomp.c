@@ -83,6 +83,9 @@ static int check_desc(const hs_decomp_desc *d, int size, int procs[HS_MAX_DIMS])
     if (d->periodic[a] != 0 && d->periodic[a] != 1)
       return hs__error(HS_ERR_ARG, "hs_decomp_create: periodic[%d] = %d, must be 0 or 1", a,
                        d->periodic[a]);
+    if (d->procs[a] > size)
+      return hs__error(HS_ERR_ARG, "hs_decomp_create: procs[%d] = %d exceeds the communicator "
+                       "size %d", a, d->procs[a], size);
     procs[a] = d->procs[a];
     if (procs[a] > 0) fixed *= procs[a];
   }

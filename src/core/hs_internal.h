@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #define HS_MAX_OFFSETS 26
+#define HS_MAX_HALO 65536 /* allocated halo width per side (validation bound) */
 #define HS_MAX_OPTIONS 16
 #define HS_OPT_KEY_LEN 32
 #define HS_OPT_VAL_LEN 256 /* also the longest STRING option a transport can receive */

@@ -2,6 +2,8 @@
  * the collective arguments compared across ranks. */
 #include "hs_internal.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +74,14 @@ static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
                        "ranks; a field's own extent is only for an axis kept whole",
                        f, a, fl->extent[a], a, d->procs[a]);
     int cells = fl->extent[a] > 0 ? fl->extent[a] : d->local[a];
+    /* Allocated extents and byte offsets must fit the index types (found by fuzzing). */
+    if (hl > HS_MAX_HALO || hh > HS_MAX_HALO)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] halo on axis %d is %d below, %d "
+                                   "above; must be <= %d", f, a, hl, hh, HS_MAX_HALO);
+    if ((long long)cells + 1 + hl + hh > INT_MAX)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] on axis %d has %d cells and a "
+                                   "halo of %d + %d: more than %d points",
+                       f, a, cells, hl, hh, INT_MAX);
     int lo_extra = node && fl->owner[a] == HS_OWNER_LOWER;
     int hi_extra = node && fl->owner[a] == HS_OWNER_UPPER;
     if (!fl->depth_set[a]) {
@@ -100,6 +110,14 @@ static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
                        "the points rank %d owns there (%d cells%s)", f, a, dl, dh, d->rank, cells,
                        node ? ", one shared plane not owned" : "");
   }
+  double bytes = (double)hs_type_size(fl->type) * (fl->ncomp > 1 ? fl->ncomp : 1);
+  for (int a = 0; a < d->ndims; a++) {
+    int hh = fl->halo_hi_set[a] ? fl->halo_hi[a] : fl->halo[a];
+    bytes *= (double)(fl->extent[a] > 0 ? fl->extent[a] : d->local[a]) + 1 + fl->halo[a] + hh;
+  }
+  if (bytes > (double)PTRDIFF_MAX / 2)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] would span %.3g bytes: too large "
+                                 "to address", f, bytes);
   for (int a = d->ndims; a < HS_MAX_DIMS; a++)
     if ((fl->depth_set[a] && (fl->depth_lo[a] || fl->depth_hi[a])) || fl->stagger[a] ||
         fl->extent[a] > 1)

@@ -107,9 +107,8 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
   for (int f = 0; o->off && f < p->nfields; f++) {
     hs_region b = whole_box(p, f);
     size_t n = box_cells(&b) * p->fields[f].cell;
-    total += n * (size_t)(nviews(&p->fields[f]) - 1);
     o->off[f] = total;
-    total += n;
+    total += n * (size_t)nviews(&p->fields[f]); /* every component view */
     if (n > most) most = n;
   }
   o->saved = o->off ? malloc(total ? total : 1) : NULL;

@@ -302,6 +302,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 /* Returns 1 passed, 0 failed, -1 skipped. */
 static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
+  long bad_start = r->bad;
   hs_decomp_desc dd;
   hs_decomp_desc_init(&dd);
   dd.ndims = c->ndims;
@@ -334,6 +335,35 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
   if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
     if (r->rank == 0) printf("skip %s/%s on %s: %s\n", c->group, c->name, r->spec, hs_error_message());
     return -1;
+  }
+  /* The ownership rules, derived here: explicit ranges, or the remainder to the last ranks. */
+  for (int a = 0; a < c->ndims && c->ranges; a++) {
+    int P = hs_decomp_procs(d, a), co = hs_decomp_coord(d, a), n = c->global[a];
+    int want_n, want_o = 0;
+    if (c->ranges == 1 && a < 2) {
+      want_n = ranges[a][co];
+      for (int i = 0; i < co; i++) want_o += ranges[a][i];
+    } else {
+      int q = n / P, first = P - n % P;
+      want_n = q + (co >= first);
+      for (int i = 0; i < co; i++) want_o += q + (i >= first);
+    }
+    if (hs_decomp_local_extent(d, a) != want_n || hs_decomp_global_offset(d, a) != want_o) {
+      fprintf(stderr, "[rank %d] FAIL %s/%s: axis %d coord %d owns %d cells from %d, want %d from "
+                      "%d\n", r->rank, c->group, c->name, a, co, hs_decomp_local_extent(d, a),
+              hs_decomp_global_offset(d, a), want_n, want_o);
+      r->bad++;
+    }
+  }
+  if (c->axis_order) { /* x varies fastest over the ranks of the Cartesian communicator */
+    int cr[3];
+    MPI_Cart_coords(hs_decomp_comm(d), r->rank, 3, cr);
+    for (int k = 0; k < 3; k++)
+      if (cr[k] != hs_decomp_coord(d, 2 - k)) {
+        fprintf(stderr, "[rank %d] FAIL %s/%s: Cartesian dimension %d is not axis %d\n", r->rank,
+                c->group, c->name, k, 2 - k);
+        r->bad++;
+      }
   }
   int swapped[3] = {0, 0, 0};
   for (int f = 0; f < c->nfields; f++)
@@ -498,7 +528,7 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
     printf("  %s\n", buf);
   }
   hs_plan_free(&p);
-  result = r->bad == bad0;
+  result = r->bad == bad_start;
 out:
   for (int f = 0; f < c->nfields; f++) free(t[f].data);
   hs_decomp_free(&d);

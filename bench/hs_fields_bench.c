@@ -1,0 +1,182 @@
+/* hs_fields_bench: the cost of the reverse exchange and of mixed-depth plans, per transport,
+ * measured interleaved in one launch (issue 11's performance criteria):
+ *   forward   one swap of F fields at depth D (MONC case: local 16x16x256, 30 fields, D 2, box)
+ *   reverse   hs_reverse(HS_OP_SUM) of the same plan               -> ratio reverse / forward
+ *   mixed     one plan with half the fields at depth D and half at depth D-1 (per-field depth)
+ *   separate  the same two halves swapped by two plans, one after the other
+ *                                                                   -> ratio mixed / separate
+ * Metric: per repetition each method runs `swaps` timed operations; its time is the maximum
+ * over ranks of the mean per operation; reported: the median over repetitions.
+ * Usage: hs_fields_bench [--local x,y,z] [--fields F] [--depth D] [--swaps N] [--reps R]
+ *                        [--transport SPEC]... [--quiet] */
+#include "haloswap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NM 4
+static const char *mname[NM] = {"forward", "reverse", "mixed", "separate"};
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int parse3(const char *s, int v[3]) { return sscanf(s, "%d,%d,%d", &v[0], &v[1], &v[2]) == 3; }
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int local[3] = {16, 16, 256}, nf = 30, depth = 2, swaps = 20, reps = 15, quiet = 0, nspec = 0;
+  const char *specs[32];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--local") && i + 1 < argc && parse3(argv[i + 1], local)) i++;
+    else if (!strcmp(argv[i], "--fields") && i + 1 < argc) nf = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--depth") && i + 1 < argc) depth = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc) swaps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspec < 32) specs[nspec++] = argv[++i];
+    else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else {
+      if (rank == 0) fprintf(stderr, "hs_fields_bench: unknown or bad argument '%s'\n", argv[i]);
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  if (nf < 2 || depth < 2 || depth > HS_MAX_DEPTH || swaps < 1 || reps < 1) {
+    if (rank == 0) fprintf(stderr, "hs_fields_bench: need --fields >= 2, --depth 2..%d\n", HS_MAX_DEPTH);
+    MPI_Finalize();
+    return 2;
+  }
+  if (nspec == 0)
+    for (int t = 0; t < hs_transport_count() && nspec < 32; t++) {
+      char why[256];
+      if (!strcmp(hs_transport_name(t), "auto")) continue; /* it runs one of the others */
+      if (hs_transport_available(MPI_COMM_WORLD, hs_transport_name(t), why, sizeof why) != HS_OK) {
+        if (rank == 0 && !quiet) printf("# skip %s: %s\n", hs_transport_name(t), why);
+        continue;
+      }
+      specs[nspec++] = hs_transport_name(t);
+    }
+  /* MONC: x and y split, z whole; the global grid is the local one times the process grid */
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  int dims[2] = {0, 0};
+  MPI_Dims_create(size, 2, dims);
+  dd.global[0] = local[0] * dims[0];
+  dd.global[1] = local[1] * dims[1];
+  dd.global[2] = local[2];
+  dd.procs[0] = dims[0];
+  dd.procs[1] = dims[1];
+  hs_decomp d;
+  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
+    if (rank == 0) fprintf(stderr, "hs_fields_bench: %s\n", hs_error_message());
+    MPI_Finalize();
+    return 1;
+  }
+  size_t n = (size_t)(local[0] + 2 * depth) * (size_t)(local[1] + 2 * depth) * (size_t)local[2];
+  double **data = malloc((size_t)nf * sizeof *data);
+  hs_field *all = calloc((size_t)nf, sizeof *all), *mixed = calloc((size_t)nf, sizeof *mixed);
+  for (int f = 0; f < nf; f++) {
+    data[f] = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++) data[f][i] = (double)(i % 97) * 0.5;
+    all[f] = hs_field_array(HS_FLOAT64, data[f], HS_LAYOUT_ZFAST, depth);
+    mixed[f] = all[f];
+    if (f % 2) { /* MONC pressure-like: depth D-1 inside halo-D arrays */
+      hs_field_set_depth(&mixed[f], 0, depth - 1, depth - 1);
+      hs_field_set_depth(&mixed[f], 1, depth - 1, depth - 1);
+    }
+  }
+  /* the two halves as separate plans: even fields at D, odd fields at D-1 */
+  int nev = (nf + 1) / 2, nod = nf / 2;
+  hs_field *ev = calloc((size_t)nev, sizeof *ev), *od = calloc((size_t)nod, sizeof *od);
+  for (int f = 0; f < nf; f++) {
+    if (f % 2) od[f / 2] = all[f];
+    else ev[f / 2] = all[f];
+  }
+  if (rank == 0)
+    printf("# hs_fields_bench: %d ranks (%d x %d), local %dx%dx%d, %d float64 fields, depth %d "
+           "(mixed: half at %d), box; median over %d reps of %d ops; microseconds per op\n",
+           size, dims[0], dims[1], local[0], local[1], local[2], nf, depth, depth - 1, reps, swaps);
+  if (rank == 0)
+    printf("%-14s %10s %10s %8s %10s %10s %8s\n", "transport", "forward", "reverse", "rev/fwd",
+           "mixed", "separate", "mix/sep");
+  double *times = malloc((size_t)reps * NM * sizeof *times);
+  for (int t = 0; t < nspec; t++) {
+    hs_plan_desc pd;
+    hs_plan_desc_init(&pd);
+    pd.depth[0] = pd.depth[1] = depth;
+    pd.transport_name = specs[t];
+    hs_plan pf = NULL, pm = NULL, pe = NULL, po = NULL;
+    pd.nfields = nf;
+    pd.fields = all;
+    int rc = hs_plan_create(d, &pd, &pf);
+    pd.fields = mixed;
+    if (rc == HS_OK) rc = hs_plan_create(d, &pd, &pm);
+    pd.nfields = nev;
+    pd.fields = ev;
+    if (rc == HS_OK) rc = hs_plan_create(d, &pd, &pe);
+    pd.nfields = nod;
+    pd.fields = od;
+    pd.depth[0] = pd.depth[1] = depth - 1;
+    if (rc == HS_OK) rc = hs_plan_create(d, &pd, &po);
+    if (rc != HS_OK) {
+      if (rank == 0) printf("%-14s plan creation failed: %s\n", specs[t], hs_error_message());
+      hs_plan_free(&pf);
+      hs_plan_free(&pm);
+      hs_plan_free(&pe);
+      continue;
+    }
+    for (int w = 0; w < 3; w++) { /* warm-up: buffers, datatypes, windows */
+      hs_swap(pf, NULL);
+      hs_reverse(pf, HS_OP_SUM, NULL);
+      hs_swap(pm, NULL);
+      hs_swap(pe, NULL);
+      hs_swap(po, NULL);
+    }
+    for (int r = 0; r < reps; r++)
+      for (int k = 0; k < NM; k++) {
+        int m = (k + r) % NM; /* rotate the order each repetition */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int s = 0; s < swaps; s++) {
+          if (m == 0) hs_swap(pf, NULL);
+          else if (m == 1) hs_reverse(pf, HS_OP_SUM, NULL);
+          else if (m == 2) hs_swap(pm, NULL);
+          else {
+            hs_swap(pe, NULL);
+            hs_swap(po, NULL);
+          }
+        }
+        double mine = (MPI_Wtime() - t0) / swaps, most;
+        MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        times[m * reps + r] = most;
+      }
+    double med[NM];
+    for (int m = 0; m < NM; m++) {
+      qsort(times + m * reps, (size_t)reps, sizeof(double), cmp_d);
+      med[m] = times[m * reps + reps / 2] * 1e6;
+    }
+    if (rank == 0)
+      printf("%-14s %10.1f %10.1f %8.2f %10.1f %10.1f %8.2f\n", specs[t], med[0], med[1],
+             med[1] / med[0], med[2], med[3], med[2] / med[3]);
+    (void)mname;
+    hs_plan_free(&pf);
+    hs_plan_free(&pm);
+    hs_plan_free(&pe);
+    hs_plan_free(&po);
+  }
+  for (int f = 0; f < nf; f++) free(data[f]);
+  free(data);
+  free(all);
+  free(mixed);
+  free(ev);
+  free(od);
+  free(times);
+  hs_decomp_free(&d);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,136 @@
+/* C side of the Fortran module haloswap_geometry (fortran/haloswap_geometry.F90): scalar and
+ * array arguments only. A field arrives as its declared shape and the points below the
+ * interior per dimension; the axes, the points above and the components follow here from
+ * the decomposition. */
+#include "hs_internal.h"
+
+#include <stdlib.h>
+
+/* Fortran layouts: 0 = field(z,y,x) (z fastest), 1 = field(x,y,z). */
+static int describe(hs_decomp d, int f, int kind, void *data, int rank, int layout, int cfirst,
+                    const int *shp, const int *hlo, const int *dset, const int *dlo,
+                    const int *dhi, const int *stag, const int *own, hs_field *out) {
+  const char *who = "haloswap_geometry_init";
+  if (kind == -2)
+    return hs__error(HS_ERR_ARG, "%s: fields(%d) is not contiguous; pass the whole array", who,
+                     f + 1);
+  if (kind == -3)
+    return hs__error(HS_ERR_ARG, "%s: fields(%d): halo_lo needs one entry per array dimension "
+                                 "(%d)", who, f + 1, rank);
+  if (layout != 0 && layout != 1)
+    return hs__error(HS_ERR_ARG, "%s: fields(%d): layout = %d, must be HALOSWAP_LAYOUT_ZYX or "
+                                 "HALOSWAP_LAYOUT_XYZ", who, f + 1, layout);
+  int nd = d->ndims, spatial = rank, comp_dim = -1;
+  if (rank == nd + 1) {
+    spatial = nd;
+    comp_dim = cfirst ? 0 : rank - 1;
+  } else if (rank != nd && !(nd == 3 && rank == 2)) {
+    return hs__error(HS_ERR_ARG, "%s: fields(%d) has rank %d; with a %d-D grid a field has rank "
+                                 "%d, %d with a component dimension%s", who, f + 1, rank, nd, nd,
+                     nd + 1, nd == 3 ? ", or 2 (a 2-D field)" : "");
+  }
+  *out = hs_field_array((hs_type)kind, data, layout ? HS_LAYOUT_XFAST : HS_LAYOUT_ZFAST, 0);
+  /* declared dimension of each axis */
+  int dim[3] = {-1, -1, -1}, first = comp_dim == 0 ? 1 : 0;
+  for (int i = 0; i < spatial; i++) {
+    int axis = layout ? i : (spatial == 3 ? 2 - i : 1 - i); /* (z,y,x) or (y,x) reversed */
+    dim[axis] = first + i;
+  }
+  for (int a = 0; a < nd; a++) {
+    if (dim[a] < 0) { /* a 2-D field in a 3-D plan: z of extent 1, not swapped */
+      hs_field_set_extent(out, a, 1);
+      hs_field_set_halo(out, a, 0, 0);
+      hs_field_set_depth(out, a, 0, 0);
+      continue;
+    }
+    int ext = shp[dim[a]], lo = hlo[dim[a]], n = d->local[a] + (stag[a] ? 1 : 0);
+    int hi = ext - lo - n;
+    if (lo < 0 || hi < 0)
+      return hs__error(HS_ERR_ARG,
+                       "%s: fields(%d) dimension %d (axis %d) has %d points: %d below the "
+                       "interior + %d interior%s leaves %d above; must be >= 0",
+                       who, f + 1, dim[a] + 1, a + 1, ext, lo, n,
+                       stag[a] ? " (cells + 1, staggered)" : "", hi);
+    hs_field_set_halo(out, a, lo, hi);
+    if (dset[a]) hs_field_set_depth(out, a, dlo[a], dhi[a]);
+    if (stag[a]) hs_field_set_stagger(out, a, HS_STAGGER_NODE, (hs_owner)own[a]);
+  }
+  if (comp_dim >= 0)
+    hs_field_set_components(out, shp[comp_dim], cfirst ? HS_COMP_FASTEST : HS_COMP_SLOWEST, 0);
+  return HS_OK;
+}
+
+int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *const *datas,
+                          const int *ranks, const int *layouts, const int *cfirst,
+                          const int *shapes, const int *hlo, const int *dset, const int *dlo,
+                          const int *dhi, const int *stag, const int *own, const int *depth,
+                          int stencil, const char *transport, hs_plan *out) {
+  *out = NULL;
+  if (!d) return hs__error(HS_ERR_ARG, "haloswap_geometry_init: decomposition not created");
+  int rc = HS_OK;
+  hs_field *fields = calloc((size_t)(nfields > 0 ? nfields : 1), sizeof *fields);
+  if (!fields) rc = hs__error(HS_ERR_NOMEM, "haloswap_geometry_init: out of memory");
+  for (int f = 0; f < nfields && rc == HS_OK; f++)
+    rc = describe(d, f, kinds[f], datas[f], ranks[f], layouts[f], cfirst[f], shapes + 4 * f,
+                  hlo + 4 * f, dset + 3 * f, dlo + 3 * f, dhi + 3 * f, stag + 3 * f, own + 3 * f,
+                  &fields[f]);
+  rc = hs__agree(d->comm, rc);
+  if (rc == HS_OK) {
+    hs_plan_desc pd;
+    hs_plan_desc_init(&pd);
+    for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = a < d->ndims ? depth[a] : 0;
+    pd.stencil = (hs_stencil)stencil;
+    pd.nfields = nfields;
+    pd.fields = fields;
+    pd.transport_name = (transport && transport[0]) ? transport : NULL;
+    rc = hs_plan_create(d, &pd, out);
+  }
+  free(fields);
+  return rc;
+}
+
+int hs_f_reverse_start(hs_plan p, int op) { return hs_reverse_start(p, (hs_op)op, NULL); }
+int hs_f_reverse_complete(hs_plan p) { return hs_reverse_complete(p, NULL); }
+int hs_f_accumulate_fill(hs_plan p, int op) { return hs_accumulate_fill(p, (hs_op)op, NULL); }
+int hs_f_swap_test(hs_plan p, int *done) { return hs_swap_test(p, NULL, done); }
+
+int hs_f_overlap_stats(hs_plan p, double *total, double *exposed, double *test) {
+  hs_plan_stats st;
+  int rc = hs_plan_get_stats(p, &st);
+  if (rc != HS_OK) return rc;
+  *total = st.seconds_total;
+  *exposed = st.seconds_exposed;
+  *test = st.seconds_test;
+  return HS_OK;
+}
+
+/* ranges: the given axes' entries one after the other; have[a]: how many for axis a (0: none).
+ * fcart: an existing Cartesian communicator (Fortran handle) or -1. */
+int hs_f_decomp_create_ex(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
+                          const int *periodic, int remainder, const int *axis_order,
+                          const int *ranges, const int *have, MPI_Fint fcart, hs_decomp *out) {
+  hs_decomp_desc desc;
+  hs_decomp_desc_init(&desc);
+  desc.ndims = ndims;
+  int at = 0, rc = HS_OK;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    desc.global[a] = a < ndims ? global[a] : 0;
+    desc.procs[a] = a < ndims ? procs[a] : 0;
+    desc.periodic[a] = a < ndims ? periodic[a] : 0;
+    desc.axis_order[a] = axis_order[a];
+    if (a < ndims && have[a] > 0) {
+      if (procs[a] != have[a] && rc == HS_OK)
+        rc = hs__error(HS_ERR_ARG, "haloswap_decomposition_create_ex: ranges for axis %d have "
+                                   "%d entries but procs(%d) = %d",
+                       a + 1, have[a], a + 1, procs[a]);
+      desc.ranges[a] = ranges + at;
+      at += have[a];
+    }
+  }
+  desc.remainder = remainder;
+  desc.cart = fcart == -1 ? MPI_COMM_NULL : MPI_Comm_f2c(fcart);
+  MPI_Comm base = desc.cart != MPI_COMM_NULL ? desc.cart : MPI_Comm_f2c(fcomm);
+  *out = NULL;
+  rc = hs__agree(base, rc);
+  return rc == HS_OK ? hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out) : rc;
+}

@@ -1,0 +1,334 @@
+! Fortran field geometry on every transport: EPIC-shaped arrays (z,y,x) with global-index
+! bounds, halo 1 below / 2 above in x and y, z whole with 1/1 not swapped (real(8), real(4),
+! integer(4), integer(8), a rank-4 vector, a rank-2 surface field) and Lare3d-shaped arrays
+! (x,y,z): cell-centred rho(-1:nx+2,...), node-centred vx(-2:nx+2,...) (upper rank owns the
+! shared node), face-centred bx(-2:nx+2,-1:ny+2,-1:nz+2) (lower rank owns the shared face),
+! with the remainder to the high ranks and Lare3d's Cartesian axis order.
+! Forward: every point against its value from global coordinates (untouched points keep a
+! sentinel); reverse (sum): every owned point counts its halo copies on all ranks, computed
+! analytically; the swap is also driven through haloswap_swap_test.
+program test_fields_fortran
+  use mpi_f08
+  use haloswap
+  use haloswap_geometry
+  implicit none
+  integer :: rank, nranks, ierr, t, nbad, passed, failed, skipped, allbad
+  character(len=:), allocatable :: tname
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+  passed = 0; failed = 0; skipped = 0
+  do t = 1, haloswap_transport_count()
+    tname = haloswap_transport_name_at(t)
+    if (tname == "auto" .and. nranks > 2) cycle
+    call epic(tname, nbad)
+    call tally(nbad, "epic")
+    call lare3d(tname, nbad)
+    call tally(nbad, "lare3d")
+  end do
+  if (rank == 0) print '(a,i0,a,i0,a,i0,a,i0,a)', 'test_fields_fortran at ', nranks, ' ranks: ', &
+       passed, ' passed, ', failed, ' failed, ', skipped, ' skipped'
+  call MPI_Finalize(ierr)
+  if (failed > 0 .or. passed == 0) stop 1
+
+contains
+
+  subroutine tally(nbad, what)
+    integer, intent(in) :: nbad
+    character(len=*), intent(in) :: what
+    call MPI_Allreduce(nbad, allbad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
+    if (allbad < 0) then
+      skipped = skipped + 1
+    else if (allbad > 0) then
+      failed = failed + 1
+      if (rank == 0) print '(a,a,a,a)', 'FAIL ', what, ' on ', tname
+    else
+      passed = passed + 1
+    end if
+  end subroutine tally
+
+  integer function val(gx, gy, gz, f)
+    integer, intent(in) :: gx, gy, gz, f
+    val = 1 + mod(gx * 7 + gy * 131 + gz * 1009 + f * 17, 100003)
+  end function val
+
+  ! Copies of owned cell i (0-based) of n along an axis with depth dl below / dh above
+  ! (periodic): itself, the upper neighbour's lower halo, the lower neighbour's upper halo.
+  integer function copies(i, n, dl, dh, extra)
+    integer, intent(in) :: i, n, dl, dh, extra
+    copies = 1
+    if (i >= n - dl) copies = copies + 1
+    if (i < dh + extra) copies = copies + 1
+  end function copies
+
+  ! ---------------------------------------------------------------- EPIC
+  subroutine epic(tname, nbad)
+    character(len=*), intent(in) :: tname
+    integer, intent(out) :: nbad
+    integer, parameter :: gx = 12, gy = 10, nz = 4
+    type(haloswap_decomposition) :: d
+    type(halo_communication_type) :: hs
+    type(haloswap_gfield) :: f(6)
+    real(8), allocatable :: q(:,:,:), vort(:,:,:,:)
+    real(4), allocatable :: b(:,:,:)
+    integer(4), allocatable :: cnt(:,:,:)
+    integer(8), allocatable :: cnt8(:,:,:)
+    real(8), allocatable :: surf(:,:)
+    integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy, iter
+    logical :: own, wr, done
+    nbad = 0
+    call haloswap_decomposition_create(d, MPI_COMM_WORLD, [gx, gy, nz], ierr, &
+         procs=[0, 0, 1], periodic=[1, 1, 0])
+    if (ierr /= HALOSWAP_OK) then
+      nbad = 1
+      return
+    end if
+    ox = haloswap_global_offset(d, 1); lx = haloswap_local_extent(d, 1)
+    oy = haloswap_global_offset(d, 2); ly = haloswap_local_extent(d, 2)
+    ! EPIC: (lo(3)-1:hi(3)+1, lo(2)-1:hi(2)+2, lo(1)-1:hi(1)+2) with global indices
+    allocate(q(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1), b(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1))
+    allocate(cnt(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1), cnt8(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1))
+    allocate(vort(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1, 3), surf(oy-1:oy+ly+1, ox-1:ox+lx+1))
+    f(1) = haloswap_gfield(q, [1, 1, 1])
+    f(2) = haloswap_gfield(b, [1, 1, 1])
+    f(3) = haloswap_gfield(cnt, [1, 1, 1])
+    f(4) = haloswap_gfield(cnt8, [1, 1, 1])
+    f(5) = haloswap_gfield(vort, [1, 1, 1, 0])
+    f(6) = haloswap_gfield(surf, [1, 1])
+    do i = 1, 6
+      do a = 1, 2
+        call haloswap_field_set_depth(f(i), a, 1, 2)
+      end do
+    end do
+    call haloswap_geometry_init(hs, d, f, [1, 1, 0], .true., ierr, transport=tname)
+    if (ierr /= HALOSWAP_OK) then
+      if (ierr == HALOSWAP_ERR_UNAVAILABLE) then
+        nbad = -1
+      else
+        nbad = 1
+        if (rank == 0) print *, 'epic init: ', haloswap_error_message()
+      end if
+      call haloswap_decomposition_free(d, ierr)
+      return
+    end if
+    ! forward: owned points their value, everything else a sentinel
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
+        surf(j, i) = merge(real(val(i, j, 0, 6), 8), -7d0, own)
+        do k = -1, nz
+          own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly .and. k >= 0 .and. k < nz
+          q(k, j, i) = merge(real(val(i, j, k, 1), 8), -7d0, own)
+          b(k, j, i) = merge(real(val(i, j, k, 2), 4), -7.0, own)
+          cnt(k, j, i) = merge(val(i, j, k, 3), -7, own)
+          cnt8(k, j, i) = merge(int(val(i, j, k, 4), 8), -7_8, own)
+          do c = 1, 3
+            vort(k, j, i, c) = merge(real(val(i, j, k, 4 + c), 8), -7d0, own)
+          end do
+        end do
+      end do
+    end do
+    call initiate_nonblocking_halo_swap(hs, ierr)
+    done = .false.
+    iter = 0
+    do while (ierr == HALOSWAP_OK .and. .not. done .and. iter < 1000000)
+      call haloswap_swap_test(hs, done, ierr)
+      iter = iter + 1
+      if (tname /= "p2p") exit  ! only p2p tests; the others report done at complete
+    end do
+    if (tname == "p2p" .and. .not. done) nbad = nbad + 1
+    if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        wx = modulo(i, gx); wy = modulo(j, gy)   ! periodic x, y: every point is within depth
+        if (surf(j, i) /= real(val(wx, wy, 0, 6), 8)) nbad = nbad + 1
+        do k = -1, nz
+          wr = k >= 0 .and. k < nz                ! z not swapped: z halos keep the sentinel
+          want = merge(val(wx, wy, k, 1), -7, wr)
+          if (q(k, j, i) /= real(want, 8)) nbad = nbad + 1
+          if (b(k, j, i) /= real(merge(val(wx, wy, k, 2), -7, wr), 4)) nbad = nbad + 1
+          if (cnt(k, j, i) /= merge(val(wx, wy, k, 3), -7, wr)) nbad = nbad + 1
+          if (cnt8(k, j, i) /= int(merge(val(wx, wy, k, 4), -7, wr), 8)) nbad = nbad + 1
+          do c = 1, 3
+            if (vort(k, j, i, c) /= real(merge(val(wx, wy, k, 4 + c), -7, wr), 8)) nbad = nbad + 1
+          end do
+        end do
+      end do
+    end do
+    if (nbad > 0) print '(a,i0,a,i0,a)', '[rank ', rank, '] epic forward: ', nbad, ' wrong points'
+    ! reverse (sum): owned 0, every halo copy 1 -> each owned point counts its copies
+    cnt = -5
+    surf = 0
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
+        surf(j, i) = merge(0d0, 1d0, own)
+        cnt(0:nz-1, j, i) = merge(0, 1, own)
+      end do
+    end do
+    q = 0; b = 0; cnt8 = 0; vort = 0
+    call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    do i = ox, ox + lx - 1
+      do j = oy, oy + ly - 1
+        want = copies(i - ox, lx, 1, 2, 0) * copies(j - oy, ly, 1, 2, 0) - 1
+        if (surf(j, i) /= real(want, 8)) nbad = nbad + 1
+        do k = 0, nz - 1
+          if (cnt(k, j, i) /= want) nbad = nbad + 1
+        end do
+      end do
+    end do
+    if (any(cnt(-1, :, :) /= -5) .or. any(cnt(nz, :, :) /= -5)) nbad = nbad + 1
+    ! accumulate-then-fill: every point (z interior) ends with its owner's count
+    cnt = -5
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
+        cnt(0:nz-1, j, i) = merge(0, 1, own)
+      end do
+    end do
+    call haloswap_accumulate_fill(hs, HALOSWAP_OP_SUM, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        want = copies(modulo(i, gx) - owner_start(modulo(i, gx), gx, haloswap_procs(d, 1)), &
+             owner_len(modulo(i, gx), gx, haloswap_procs(d, 1)), 1, 2, 0) * &
+             copies(modulo(j, gy) - owner_start(modulo(j, gy), gy, haloswap_procs(d, 2)), &
+             owner_len(modulo(j, gy), gy, haloswap_procs(d, 2)), 1, 2, 0) - 1
+        if (any(cnt(0:nz-1, j, i) /= want)) nbad = nbad + 1
+      end do
+    end do
+    if (nbad > 0) print '(a,i0,a,i0,a)', '[rank ', rank, '] epic: ', nbad, ' wrong points'
+    call finalise_halo_communication(hs, ierr)
+    call haloswap_decomposition_free(d, ierr)
+  end subroutine epic
+
+  ! The default split (remainder to the low ranks): start and length of the owner of cell g.
+  integer function owner_start(g, n, p)
+    integer, intent(in) :: g, n, p
+    integer :: r, q, rem, s
+    q = n / p; rem = mod(n, p)
+    do r = 0, p - 1
+      s = r * q + min(r, rem)
+      if (g >= s .and. g < s + q + merge(1, 0, r < rem)) then
+        owner_start = s
+        return
+      end if
+    end do
+    owner_start = 0
+  end function owner_start
+  integer function owner_len(g, n, p)
+    integer, intent(in) :: g, n, p
+    integer :: r, q, rem, s
+    q = n / p; rem = mod(n, p)
+    do r = 0, p - 1
+      s = r * q + min(r, rem)
+      if (g >= s .and. g < s + q + merge(1, 0, r < rem)) then
+        owner_len = q + merge(1, 0, r < rem)
+        return
+      end if
+    end do
+    owner_len = 1
+  end function owner_len
+
+  ! ---------------------------------------------------------------- Lare3d
+  subroutine lare3d(tname, nbad)
+    character(len=*), intent(in) :: tname
+    integer, intent(out) :: nbad
+    integer, parameter :: gn(3) = [10, 9, 8]
+    type(haloswap_decomposition) :: d
+    type(halo_communication_type) :: hs
+    type(haloswap_gfield) :: f(3)
+    real(8), allocatable :: rho(:,:,:), vx(:,:,:)
+    real(4), allocatable :: bx(:,:,:)
+    integer :: n(3), o(3), i, j, k, a, c0(3), c1(3)
+    nbad = 0
+    ! Lare3d: all axes periodic, remainder to the high ranks, dims = (nprocz, nprocy, nprocx)
+    call haloswap_decomposition_create_ex(d, MPI_COMM_WORLD, gn, ierr, procs=[0, 0, 0], &
+         periodic=[1, 1, 1], remainder_high=.true., axis_order=[3, 2, 1])
+    if (ierr /= HALOSWAP_OK) then
+      if (rank == 0) print *, 'lare3d decomposition: ', haloswap_error_message()
+      nbad = 1
+      return
+    end if
+    do a = 1, 3
+      n(a) = haloswap_local_extent(d, a)
+      o(a) = haloswap_global_offset(d, a)
+    end do
+    allocate(rho(-1:n(1)+2, -1:n(2)+2, -1:n(3)+2), vx(-2:n(1)+2, -2:n(2)+2, -2:n(3)+2))
+    allocate(bx(-2:n(1)+2, -1:n(2)+2, -1:n(3)+2))
+    f(1) = haloswap_gfield(rho, [2, 2, 2], layout=HALOSWAP_LAYOUT_XYZ)
+    f(2) = haloswap_gfield(vx, [2, 2, 2], layout=HALOSWAP_LAYOUT_XYZ)
+    f(3) = haloswap_gfield(bx, [2, 2, 2], layout=HALOSWAP_LAYOUT_XYZ)
+    do a = 1, 3
+      call haloswap_field_set_stagger(f(2), a, HALOSWAP_OWNER_UPPER)
+    end do
+    call haloswap_field_set_stagger(f(3), 1, HALOSWAP_OWNER_LOWER)
+    call haloswap_geometry_init(hs, d, f, [2, 2, 2], .true., ierr, transport=tname)
+    if (ierr /= HALOSWAP_OK) then
+      if (ierr == HALOSWAP_ERR_UNAVAILABLE) then
+        nbad = -1
+      else
+        nbad = 1
+        if (rank == 0) print *, 'lare3d init: ', haloswap_error_message()
+      end if
+      call haloswap_decomposition_free(d, ierr)
+      return
+    end if
+    ! owned: rho cells 1..n; vx nodes 0..n-1 (node n is the upper rank's); bx faces 1..n on x
+    rho = -7; vx = -7; bx = -7
+    do k = 1, n(3)
+      do j = 1, n(2)
+        do i = 1, n(1)
+          rho(i, j, k) = val(o(1) + i - 1, o(2) + j - 1, o(3) + k - 1, 1)
+          bx(i, j, k) = real(val(modulo(o(1) + i, gn(1)), o(2) + j - 1, o(3) + k - 1, 3), 4)
+          vx(i - 1, j - 1, k - 1) = val(o(1) + i - 1, o(2) + j - 1, o(3) + k - 1, 2)
+        end do
+      end do
+    end do
+    call blocking_halo_swap(hs, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    ! every allocated point is within depth (+ the shared plane): all hold their global value
+    ! (cells: global index offset + i - 1; nodes and faces: offset + i)
+    do k = -2, n(3) + 2
+      do j = -2, n(2) + 2
+        do i = -2, n(1) + 2
+          c0 = [modulo(o(1) + i - 1, gn(1)), modulo(o(2) + j - 1, gn(2)), modulo(o(3) + k - 1, gn(3))]
+          c1 = [modulo(o(1) + i, gn(1)), modulo(o(2) + j, gn(2)), modulo(o(3) + k, gn(3))]
+          if (vx(i, j, k) /= val(c1(1), c1(2), c1(3), 2)) call bad(nbad, 'vx', i, j, k)
+          if (j < -1 .or. k < -1) cycle
+          if (bx(i, j, k) /= real(val(c1(1), c0(2), c0(3), 3), 4)) call bad(nbad, 'bx', i, j, k)
+          if (i < -1) cycle
+          if (rho(i, j, k) /= val(c0(1), c0(2), c0(3), 1)) call bad(nbad, 'rho', i, j, k)
+        end do
+      end do
+    end do
+    if (nbad > 0) print '(a,i0,a,i0,a)', '[rank ', rank, '] lare3d forward: ', nbad, ' wrong points'
+    ! reverse on the node field: owned nodes 0, others 1 -> copies - 1 per owned node
+    vx = 1
+    vx(0:n(1)-1, 0:n(2)-1, 0:n(3)-1) = 0
+    call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    do k = 0, n(3) - 1
+      do j = 0, n(2) - 1
+        do i = 0, n(1) - 1
+          if (vx(i, j, k) /= real(copies(i, n(1), 2, 2, 1) * copies(j, n(2), 2, 2, 1) * &
+               copies(k, n(3), 2, 2, 1) - 1, 8)) nbad = nbad + 1
+        end do
+      end do
+    end do
+    if (nbad > 0) print '(a,i0,a,i0,a)', '[rank ', rank, '] lare3d: ', nbad, ' wrong points'
+    call finalise_halo_communication(hs, ierr)
+    call haloswap_decomposition_free(d, ierr)
+  end subroutine lare3d
+
+  subroutine bad(nbad, what, i, j, k)
+    integer, intent(inout) :: nbad
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: i, j, k
+    if (nbad < 3) print '(a,i0,a,a,a,3(1x,i0))', '[rank ', rank, '] wrong ', what, ' at', i, j, k
+    nbad = nbad + 1
+  end subroutine bad
+
+end program test_fields_fortran

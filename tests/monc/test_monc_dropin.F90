@@ -26,7 +26,9 @@ program test_monc_dropin
   end interface
 
   real(kind=DEFAULT_PRECISION), parameter :: SENTINEL = -999.0_DEFAULT_PRECISION
-  integer, parameter :: NZ = 3, NQ = 2
+  integer, parameter :: NQ = 2
+  integer :: NZ = 3, cells = 3, nbench = 0
+  character(len=32) :: arg
   type(model_state_type), target :: st
   integer :: ierr, rank, nprocs, dims(2), layouts(2, 3), nl, l, failures, total, i
   character(kind=c_char) :: why(256)
@@ -51,6 +53,24 @@ program test_monc_dropin
          trim(whys)
     call mpi_finalize(ierr)
     stop
+  end if
+
+  ! --bench N: time N prognostic swaps (MONC's start-of-timestep swap) on a larger grid.
+  if (command_argument_count() >= 2) then
+    call get_command_argument(1, arg)
+    if (arg == "--bench") then
+      call get_command_argument(2, arg)
+      read(arg, *) nbench
+      NZ = 64
+      cells = 32
+      dims = 0
+      call mpi_dims_create(nprocs, 2, dims, ierr)
+      call decompose(dims(1), dims(2))
+      call bench_prognostic(nbench)
+      call free_decomposition()
+      call mpi_finalize(ierr)
+      stop
+    end if
   end if
 
   ! 1 x N (Y whole), N x 1, then the 2-D grid if it is a different one.
@@ -100,7 +120,7 @@ contains
     integer, intent(in) :: py, px
     integer :: coords(2), gsize(3), d, lo, hi, k
 
-    gsize = [NZ, 3 * py + 2, 3 * px + 1]   ! uneven on purpose
+    gsize = [NZ, cells * py + 2, cells * px + 1]   ! uneven on purpose
     st%global_grid%size = gsize
     st%parallel%processes = nprocs
     st%number_q_fields = NQ
@@ -136,13 +156,12 @@ contains
     end associate
   end subroutine decompose
 
-  integer function cart_rank(cy, cx)
+  integer function cart_rank(cy, cx) result(r)
     integer, intent(in) :: cy, cx
     integer :: py, px
     py = st%parallel%dim_sizes(Y_INDEX)
     px = st%parallel%dim_sizes(X_INDEX)
-    call mpi_cart_rank(st%parallel%neighbour_comm, [modulo(cy, py), modulo(cx, px)], &
-         cart_rank, ierr)
+    call mpi_cart_rank(st%parallel%neighbour_comm, [modulo(cy, py), modulo(cx, px)], r, ierr)
   end function cart_rank
 
   subroutine block(n, p, c, lo, hi)
@@ -309,6 +328,34 @@ contains
     if (hs%initialised) bad = bad + 1
     call report(trim(what), bad)
   end subroutine test_prognostic
+
+  !> Mean seconds per swap (slowest rank) of the prognostic swap at depth 2 with corners.
+  subroutine bench_prognostic(nswaps)
+    integer, intent(in) :: nswaps
+    type(halo_communication_type) :: hs
+    integer :: it, bad
+    double precision :: t0, t, tmax
+    call init_halo_communication(st, prognostic_fields, hs, 2, .true.)
+    call fill_prognostics(1)
+    do it = 1, 5   ! warm-up
+      call blocking_halo_swap(st, hs, prog_pack, prog_local_copy, prog_unpack, &
+           prog_corner_pack, prog_corner_unpack)
+    end do
+    call mpi_barrier(MPI_COMM_WORLD, ierr)
+    t0 = mpi_wtime()
+    do it = 1, nswaps
+      call blocking_halo_swap(st, hs, prog_pack, prog_local_copy, prog_unpack, &
+           prog_corner_pack, prog_corner_unpack)
+    end do
+    t = (mpi_wtime() - t0) / nswaps
+    call mpi_allreduce(t, tmax, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+    bad = check_prognostics(1, 2, .true.)
+    call finalise_halo_communication(hs)
+    call mpi_allreduce(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+    if (rank == 0) write(*, '(a, a, a, i0, a, i0, a, i0, a, f10.2, a, i0)') "bench transport=", &
+         trim(tname), " ranks=", nprocs, " local ", st%local_grid%size(Y_INDEX), "x", &
+         st%local_grid%size(X_INDEX), " us_per_swap=", tmax * 1d6, " wrong_cells=", bad
+  end subroutine bench_prognostic
 
   !> MONC's send and receive loops, as the list of calls they make (kind, dim/corner,
   !! index, pid_location, current_page on entry); the recorded calls must be the same

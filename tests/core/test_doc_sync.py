@@ -47,7 +47,7 @@ for n in re.findall(r"type,\s*public\s*::\s*(\w+)", f90):
 
 # Environment variables the library reads.
 for path in glob.glob(os.path.join(src, "src/**/*.c"), recursive=True) + \
-        glob.glob(os.path.join(src, "fortran/*")):
+        glob.glob(os.path.join(src, "fortran/**/*.[cF]*"), recursive=True):
     for var in re.findall(r'getenv\("(\w+)"\)', open(path, encoding="utf-8").read()):
         need(var, api, "docs/api.md (environment)")
 

@@ -379,7 +379,7 @@ static int cma_setup(hs_plan p) {
   t->iov = c->iov;
   int rc = hs__agree(p->comm, setup_node(p, t, c->node_size));
   if (rc != HS_OK) return rc;
-  static const hs_twosided_config remote = {.dtype = 1, .persistent = 0}; /* p2p's defaults */
+  static const hs_twosided_config remote = {.dtype = 4, .persistent = 0}; /* p2p's defaults */
   rc = hs__agree(p->comm, hs__twosided_create(p, t->inter, t->ninter, &remote, &t->remote));
   if (rc != HS_OK) return rc;
   t->lchunk = hs__malloc(p, (size_t)t->iov * sizeof(struct iovec));

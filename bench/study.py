@@ -448,9 +448,13 @@ def summary_lines(recs, title):
         line += ", %.1fx faster than PETSc" % (1 / b["ratio_to_petsc"])
     L.append(line + ".")
     if s["auto"]:
-        L.append("  `auto` chose `%s`: %.2fx the fastest fixed (target <= 1.05: %s)." % (
-            s["auto"].get("selected", "?"), s["auto_ratio"],
-            "met" if s["auto_ratio"] <= 1.05 else "NOT met"))
+        sel = s["auto"].get("selected", "?")
+        same = next((r for r in recs if ok(r) and r["spec"] == sel), None)
+        L.append("  `auto` chose `%s`%s: %.2fx the fastest fixed (target <= 1.05: %s)%s." % (
+            sel, " (the fastest)" if sel == b["spec"] else "", s["auto_ratio"],
+            "met" if s["auto_ratio"] <= 1.05 else "NOT met",
+            "; the chosen transport's own plan ran at %.2fx the fastest" % (
+                same["us_per_swap_median"] / b["us_per_swap_median"]) if same else ""))
     if s["mref"]:
         faster = ["`%s` %.2fx" % (r["spec"], 1 / r["ratio_to_monc_ref"]) for r in recs
                   if ok(r) and is_method(r) and r.get("ratio_to_monc_ref")]
@@ -916,8 +920,12 @@ def summarize(paths):
     the target checks over all launches."""
     groups = {}
     for path in sorted(paths):
-        with open(path) as f:
-            recs = json.load(f)
+        try:
+            with open(path) as f:
+                recs = json.load(f)
+        except (OSError, ValueError):
+            print("(%s: unreadable or still being written; left out)" % path)
+            continue
         if not recs:
             continue
         key = (recs[0]["mpi_flavour"], recs[0].get("field_alloc", "?"))
@@ -946,18 +954,21 @@ def summarize(paths):
                     fmt_ratio(r.get("ratio_to_petsc"))))
             print("| `%s` | %s |" % (spec, " | ".join(cells)))
         print()
-        met = 0
+        met = right = 0
         for i, (path, recs) in enumerate(launches):
             s = launch_summary(recs)
             if s and s["auto_ratio"] is not None and s["auto_ratio"] <= 1.05:
                 met += 1
+            if s and s["auto"] and s["auto"].get("selected") == s["best"]["spec"]:
+                right += 1
             for line in summary_lines(recs, "launch %d (`%s`)" % (i + 1, os.path.basename(path))):
                 print(line)
             a = s and s["auto"]
             if a and a.get("describe"):
                 print("  auto's trial: " + a["describe"].split("; auto chose", 1)[-1][:600])
-        print("\nauto within 1.05x of the fastest fixed transport in %d of %d launches." % (
-            met, len(launches)))
+        print("\nauto within 1.05x of the fastest fixed transport in %d of %d launches; it chose "
+              "the fastest fixed transport in %d of %d." % (met, len(launches), right,
+                                                            len(launches)))
 
 
 def main():

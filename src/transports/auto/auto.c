@@ -195,8 +195,10 @@ static double faster_half_mean(const double *v, int n) {
  *    in a warm-up round is dropped (it cannot win; under load it would dominate the trial).
  * 3. Scored rounds, interleaved with the order rotated; per round the slowest rank's mean.
  *    From the third on, candidates whose score (mean of the faster half of their rounds) is
- *    over 1.5x the best's are dropped; the close ones are measured to the end. */
+ *    over 1.5x the best's are dropped; the close ones are measured to the end, or until the
+ *    trial has spent AUTO_BUDGET (slow swaps: big plans, a loaded machine). */
 #define AUTO_WARM 17
+#define AUTO_BUDGET 2.0 /* s: past it, no scored round beyond the third starts */
 static int trial(hs_plan p, auto_t *t) {
   double first[AUTO_MAX_CAND], firstmax[AUTO_MAX_CAND];
   for (int i = 0; i < t->n; i++) {
@@ -222,13 +224,17 @@ static int trial(hs_plan p, auto_t *t) {
   for (int i = 0; i < t->n; i++) alive[i] = t->c[i].plan != NULL;
   double local[AUTO_MAX_CAND], global[AUTO_MAX_CAND];
   int scored = 0;
+  double spent = 0; /* seconds of trial so far, from the reduced times: the same everywhere */
   for (int r = 0; r < warm + t->rounds; r++) {
+    if (scored >= 3 && spent > AUTO_BUDGET) break;
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
       int i = (k + r) % t->n;
       if (alive[i]) local[i] = run_round(p, &t->c[i], swaps);
     }
     MPI_Allreduce(local, global, t->n, MPI_DOUBLE, MPI_MAX, p->comm);
+    for (int i = 0; i < t->n; i++)
+      if (alive[i]) spent += global[i] * swaps;
     double bestr = 0;
     for (int i = 0; i < t->n; i++)
       if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];

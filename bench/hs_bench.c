@@ -134,7 +134,7 @@ static void parse(params *P, int argc, char **argv) {
   P->periodic[0] = P->periodic[1] = 1;
   P->depth[0] = P->depth[1] = 2;
   P->stencil = HS_STENCIL_BOX;
-  P->warmup = 20, P->swaps = 20, P->reps = 7; /* warm-up covers p2p's 16-swap trial */
+  P->warmup = 20, P->swaps = 20, P->reps = 7; /* warm-up covers p2p's 12-swap trial */
   int sz[] = {1, 4, 16, 64, 256, 1024};
   P->nsweep = 6;
   memcpy(P->sweep_z, sz, sizeof sz);

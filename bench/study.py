@@ -915,6 +915,35 @@ def ensure_matplotlib():
             os.execv(py, [py] + sys.argv)
 
 
+def targets_table(groups):
+    """Issue-14 targets: per MPI library and memory kind, the range over launches."""
+    def rng(v):
+        v = [x for x in v if x is not None]
+        return "-" if not v else ("%.2f" % v[0] if len(v) == 1 else "%.2f-%.2f (median %.2f)" % (
+            min(v), max(v), sorted(v)[len(v) // 2]))
+    print("\n### Targets over all launches\n")
+    print("| MPI, fields | launches | best fixed (times) | best / memcpy bound | p2p / monc-ref "
+          "| best / petsc | auto / best fixed | auto chose the fastest |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for (mpi, alloc), launches in sorted(groups.items()):
+        bests, rb, pm, bp, ab, right = {}, [], [], [], [], 0
+        for _, recs in launches:
+            s = launch_summary(recs)
+            if not s:
+                continue
+            b = s["best"]
+            bests[b["spec"]] = bests.get(b["spec"], 0) + 1
+            rb.append(b["ratio_to_memcpy_bound"])
+            if s["p2p"] and s["p2p"].get("ratio_to_monc_ref"):
+                pm.append(s["p2p"]["ratio_to_monc_ref"])
+            bp.append(b.get("ratio_to_petsc"))
+            ab.append(s["auto_ratio"])
+            right += bool(s["auto"] and s["auto"].get("selected") == b["spec"])
+        print("| %s, %s | %d | %s | %s | %s | %s | %s | %d of %d |" % (
+            mpi, alloc, len(launches), ", ".join("%s (%d)" % kv for kv in bests.items()),
+            rng(rb), rng(pm), rng(bp), rng(ab), right, len(launches)))
+
+
 def summarize(paths):
     """Tables of several launches: per launch the table, then per MPI library and memory kind
     the target checks over all launches."""
@@ -969,6 +998,7 @@ def summarize(paths):
         print("\nauto within 1.05x of the fastest fixed transport in %d of %d launches; it chose "
               "the fastest fixed transport in %d of %d." % (met, len(launches), right,
                                                             len(launches)))
+    targets_table(groups)
 
 
 def main():

@@ -3,14 +3,21 @@
  *
  * Metric: per repetition, each method runs `swaps` timed swaps; its time is the maximum over
  * ranks of the per-rank mean time per swap. Reported: median over repetitions, min and max.
- * Methods are interleaved (and the order rotated each repetition) so that machine noise hits
- * them alike. "memcpy-bound" copies exactly the halo bytes of the plan as z-columns from the
+ * Methods are interleaved (in a new shuffled order each repetition) so that machine noise
+ * hits them alike. "memcpy-bound" copies exactly the halo bytes of the plan as z-columns from the
  * interior strips into the halos, on every rank at once; "memcpy-1core" does the same on
- * rank 0 alone while the others wait.
+ * rank 0 alone while the others wait. "monc-ref" is the swap a MONC user has today
+ * (bench/monc_ref.h: MONC's halocommunication.F90 in C, same fields); "petsc" is PETSc's
+ * DMDA + DMGlobalToLocal on the same grid and number of fields (built where PETSc is found).
+ * Every transport is reported against all of them.
  *
  * Usage: hs_bench [options]   (hs_bench --help lists them) */
 #define _GNU_SOURCE
 #include "haloswap.h"
+#include "monc_ref.h"
+#ifdef HS_BENCH_PETSC
+#include "petsc_ref.h"
+#endif
 
 #include <math.h>
 #include <stdint.h>
@@ -52,8 +59,14 @@ typedef struct {
   char variant[96];   /* options after ':' or "default" */
   char selected[64];  /* for auto: the transport it chose */
   char status[512];   /* "ok" or why it was not measured */
-  int kind;           /* 0 transport, 1 memcpy on all ranks, 2 memcpy on rank 0 */
+  int kind;           /* 0 transport, 1 memcpy on all ranks, 2 memcpy on rank 0, 3 monc-ref,
+                         4 petsc */
   hs_plan plan;
+  monc_ref *mref;
+#ifdef HS_BENCH_PETSC
+  petsc_ref *pref;
+#endif
+  char describe[2048]; /* hs_plan_describe (auto: its choice and trial timings) */
   double t[MAX_REPS];
   double med, min, max;
   unsigned long long bytes_allocated, bytes_sent, bytes_recv, bytes_self;
@@ -100,7 +113,7 @@ static void usage(void) {
       "  --stencil box|star (default box)\n"
       "  --fields N         fields per plan (default 30)\n"
       "  --type float64|float32|int32|int64 (default float64)\n"
-      "  --warmup W --swaps S --reps R   (default 5, 20, 7)\n"
+      "  --warmup W --swaps S --reps R   (default 20, 20, 7)\n"
       "  --sweep-z LIST     z extents for --mode sweep (default 1,4,16,64,256,1024)\n"
       "  --alloc malloc|hs  field memory: malloc or hs_alloc (node-shared; default hs)\n"
       "  --no-verify        skip the check of every halo cell after the warm-up\n"
@@ -121,7 +134,7 @@ static void parse(params *P, int argc, char **argv) {
   P->periodic[0] = P->periodic[1] = 1;
   P->depth[0] = P->depth[1] = 2;
   P->stencil = HS_STENCIL_BOX;
-  P->warmup = 5, P->swaps = 20, P->reps = 7;
+  P->warmup = 20, P->swaps = 20, P->reps = 7; /* warm-up covers p2p's 12-swap trial */
   int sz[] = {1, 4, 16, 64, 256, 1024};
   P->nsweep = 6;
   memcpy(P->sweep_z, sz, sizeof sz);
@@ -476,9 +489,19 @@ static FILE *json_out, *csv_out;
 static int json_first = 1;
 static const char *field_alloc = "malloc"; /* what the fields of the current geometry use */
 
+static double ratio_to(const method *m, const method *ref) {
+  if (!ref || strcmp(ref->status, "ok") || !(ref->med > 0) || strcmp(m->status, "ok")) return NAN;
+  return m->med / ref->med;
+}
+
+static void json_num(FILE *f, const char *key, double v) {
+  if (isnan(v)) fprintf(f, ", \"%s\": null", key);
+  else fprintf(f, ", \"%s\": %.4f", key, v);
+}
+
 static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
                  const method *m, const method *p2p, const method *mall, const method *m1,
-                 size_t halo_bytes_max) {
+                 const method *mref, const method *pref, size_t halo_bytes_max) {
   if (rank != 0) return;
   double ratio_p2p = (p2p && p2p->med > 0 && !strcmp(m->status, "ok")) ? m->med / p2p->med : NAN;
   double rb = mall->med > 0 ? m->med / mall->med : NAN;
@@ -531,6 +554,8 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
       if (isnan(ratio_p2p)) fprintf(f, ", \"ratio_to_p2p\": null");
       else fprintf(f, ", \"ratio_to_p2p\": %.4f", ratio_p2p);
       fprintf(f, ", \"ratio_to_memcpy_bound\": %.4f, \"ratio_to_memcpy_1core\": %.4f", rb, r1);
+      json_num(f, "ratio_to_monc_ref", ratio_to(m, mref));
+      json_num(f, "ratio_to_petsc", ratio_to(m, pref));
     } else {
       fprintf(f,
               ", \"us_per_swap_median\": null, \"us_per_swap_min\": null, \"us_per_swap_max\": "
@@ -540,10 +565,15 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
     fprintf(f,
             ", \"memcpy_bound_us\": %.3f, \"memcpy_1core_us\": %.3f"
             ", \"halo_bytes_per_swap\": %zu, \"bytes_sent_per_swap\": %llu"
-            ", \"bytes_allocated\": %llu, \"bytes_allocated_ratio\": %.4f, \"bad_cells\": %ld}",
+            ", \"bytes_allocated\": %llu, \"bytes_allocated_ratio\": %.4f, \"bad_cells\": %ld",
             mall->med * 1e6, m1->med * 1e6, halo_bytes_max, m->bytes_sent, m->bytes_allocated,
             halo_bytes_max ? (double)m->bytes_allocated / (double)halo_bytes_max : 0.0,
             m->bad_cells);
+    json_num(f, "monc_ref_us", mref && !strcmp(mref->status, "ok") ? mref->med * 1e6 : NAN);
+    json_num(f, "petsc_us", pref && !strcmp(pref->status, "ok") ? pref->med * 1e6 : NAN);
+    fprintf(f, ", \"describe\": ");
+    json_str(f, m->describe);
+    fprintf(f, "}");
   }
   if (csv_out) {
     fprintf(csv_out,
@@ -558,8 +588,8 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
               m->max * 1e6, ratio_p2p, rb, r1);
     else
       fprintf(csv_out, ",,,,,,");
-    fprintf(csv_out, "%.3f,%.3f,%zu,%llu\n", mall->med * 1e6, m1->med * 1e6, halo_bytes_max,
-            m->bytes_allocated);
+    fprintf(csv_out, "%.3f,%.3f,%zu,%llu,%.4f,%.4f\n", mall->med * 1e6, m1->med * 1e6,
+            halo_bytes_max, m->bytes_allocated, ratio_to(m, mref), ratio_to(m, pref));
   }
 }
 
@@ -628,6 +658,21 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
   snprintf(M[nm].name, sizeof M[nm].name, "memcpy-1core");
   M[nm].kind = 2;
   nm++;
+  int want_mref = 1, want_petsc = 1;
+  for (int s = 0; s < P->nskip; s++) {
+    if (!strcmp(P->skip[s], "monc-ref")) want_mref = 0;
+    if (!strcmp(P->skip[s], "petsc")) want_petsc = 0;
+  }
+  if (want_mref) {
+    snprintf(M[nm].name, sizeof M[nm].name, "monc-ref");
+    M[nm].kind = 3;
+    nm++;
+  }
+  if (want_petsc) {
+    snprintf(M[nm].name, sizeof M[nm].name, "petsc");
+    M[nm].kind = 4;
+    nm++;
+  }
   const char *specs[MAX_METHODS];
   int nspecs = 0;
   if (!P->explicit_specs)
@@ -649,6 +694,42 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
              (int)(colon ? (size_t)(colon - m->name) : strlen(m->name)), m->name);
     snprintf(m->variant, sizeof m->variant, "%s", colon ? colon + 1 : "default");
     snprintf(m->status, sizeof m->status, "ok");
+    if (m->kind == 3 || m->kind == 4) {
+      char why[256] = "";
+      int depth = P->depth[0] > P->depth[1] ? P->depth[0] : P->depth[1];
+      int ok = P->depth[0] == P->depth[1] && P->depth[2] == 0 && g.h[2] == 0;
+      if (!ok) snprintf(why, sizeof why, "MONC's case: equal x and y depth, no z halo");
+      if (ok && m->kind == 3) {
+        m->mref = monc_ref_create(hs_decomp_comm(d), nf, data, g.elem, g.n, g.h, depth,
+                                  P->stencil == HS_STENCIL_BOX, why, sizeof why);
+        ok = m->mref != NULL;
+        if (ok) m->bytes_allocated = monc_ref_buffer_bytes(m->mref);
+      }
+#ifdef HS_BENCH_PETSC
+      if (ok && m->kind == 4) {
+        if (P->type != HS_FLOAT64) {
+          ok = 0;
+          snprintf(why, sizeof why, "PETSc's scalars are float64 here");
+        } else {
+          m->pref = petsc_ref_create(hs_decomp_comm(d), nf, g.n, g.gl, depth,
+                                     P->stencil == HS_STENCIL_BOX, why, sizeof why);
+          ok = m->pref != NULL;
+          if (ok) m->bytes_allocated = petsc_ref_bytes(m->pref);
+        }
+      }
+#else
+      if (m->kind == 4) {
+        ok = 0;
+        snprintf(why, sizeof why, "hs_bench was built without PETSc (libpetsc-real-dev for "
+                                  "this MPI library)");
+      }
+#endif
+      /* Same status on every rank. */
+      int all = 0;
+      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (!all) snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+      continue;
+    }
     if (m->kind) continue;
     char why[256] = "";
     if (hs_transport_available(hs_decomp_comm(d), m->transport, why, sizeof why) != HS_OK) {
@@ -669,6 +750,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       continue;
     }
     snprintf(m->selected, sizeof m->selected, "%s", hs_plan_selected_transport(m->plan));
+    hs_plan_describe(m->plan, m->describe, sizeof m->describe);
     hs_plan_stats st;
     hs_plan_get_stats(m->plan, &st);
     unsigned long long v[4] = {st.bytes_allocated, st.bytes_sent_per_swap, st.bytes_recv_per_swap,
@@ -691,6 +773,35 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
   /* ---- warm-up and correctness of every method */
   for (int i = 0; i < nm; i++) {
     method *m = &M[i];
+    if (m->kind == 4) {
+#ifdef HS_BENCH_PETSC
+      if (strcmp(m->status, "ok")) continue;
+      long bad = 0, allbad = 0;
+      if (P->verify && P->stencil == HS_STENCIL_BOX) bad = petsc_ref_check(m->pref, cell);
+      for (int w = 0; w < P->warmup; w++) petsc_ref_swap(m->pref);
+      MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      m->bad_cells = allbad;
+      total_bad += allbad;
+      if (allbad) snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
+#endif
+      continue;
+    }
+    if (m->kind == 3) {
+      if (strcmp(m->status, "ok")) continue;
+      for (int w = 0; w < P->warmup; w++) monc_ref_swap(m->mref);
+      if (P->verify) {
+        long bad = 0, allbad = 0;
+        for (int f = 0; f < nf; f++) bad += check_and_reset(&g, P, P->periodic, data[f], P->type, f);
+        MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        m->bad_cells = allbad;
+        total_bad += allbad;
+        if (allbad) {
+          snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
+          if (rank == 0) fprintf(stderr, "hs_bench: monc-ref gave %ld wrong halo cells\n", allbad);
+        }
+      }
+      continue;
+    }
     if (m->kind) {
       for (int w = 0; w < P->warmup; w++) do_copies(&g, cc, ncc, data, nf);
       for (int f = 0; f < nf; f++) fill(&g, data[f], P->type, f);
@@ -713,13 +824,44 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
     }
   }
 
-  /* ---- timed, interleaved */
-  for (int r = 0; r < P->reps; r++)
+  /* ---- timed, interleaved: a new order every repetition (a seeded shuffle, the same on
+   * every rank). A rotation kept each method behind the same predecessor, and with fewer
+   * repetitions than methods in the same few places of the round: a method measured right
+   * after petsc (24 MB of buffers) ran up to 1.04x slower than the same plan measured after
+   * cma, in one launch. */
+  int *perm = malloc((size_t)nm * sizeof *perm);
+  if (!perm) die("out of memory");
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int r = 0; r < P->reps; r++) {
+    for (int k = 0; k < nm; k++) perm[k] = k;
+    for (int k = nm - 1; k > 0; k--) {
+      seed ^= seed >> 12;
+      seed ^= seed << 25;
+      seed ^= seed >> 27;
+      int j = (int)((seed * 2685821657736338717ull >> 33) % (uint64_t)(k + 1));
+      int x = perm[k];
+      perm[k] = perm[j];
+      perm[j] = x;
+    }
     for (int k = 0; k < nm; k++) {
-      method *m = &M[(k + r) % nm];
+      method *m = &M[perm[k]];
       if (strcmp(m->status, "ok")) continue;
       double t = 0;
-      if (m->kind) {
+      if (m->kind == 3 || m->kind == 4) {
+        if (m->kind == 3) monc_ref_swap(m->mref);
+#ifdef HS_BENCH_PETSC
+        if (m->kind == 4) petsc_ref_swap(m->pref);
+#endif
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int s = 0; s < P->swaps; s++) {
+          if (m->kind == 3) monc_ref_swap(m->mref);
+#ifdef HS_BENCH_PETSC
+          if (m->kind == 4) petsc_ref_swap(m->pref);
+#endif
+        }
+        t = (MPI_Wtime() - t0) / P->swaps;
+      } else if (m->kind) {
         do_copies(&g, cc, ncc, data, nf);
         MPI_Barrier(MPI_COMM_WORLD);
         if (m->kind == 1 || rank == 0) {
@@ -738,13 +880,18 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       }
       MPI_Allreduce(&t, &m->t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
+  }
+  free(perm);
   for (int i = 0; i < nm; i++)
     if (!strcmp(M[i].status, "ok")) summarise(&M[i], P->reps);
 
   /* ---- report */
-  const method *p2p = NULL, *mall = &M[0], *m1 = &M[1];
-  for (int i = 2; i < nm; i++)
-    if (!strcmp(M[i].name, "p2p") && !strcmp(M[i].status, "ok")) p2p = &M[i];
+  const method *p2p = NULL, *mall = &M[0], *m1 = &M[1], *mref = NULL, *pref = NULL;
+  for (int i = 2; i < nm; i++) {
+    if (!M[i].kind && !strcmp(M[i].name, "p2p") && !strcmp(M[i].status, "ok")) p2p = &M[i];
+    if (M[i].kind == 3) mref = &M[i];
+    if (M[i].kind == 4) pref = &M[i];
+  }
   M[0].bytes_sent = M[1].bytes_sent = 0;
   if (rank == 0 && !P->quiet) {
     printf("\n%s | %d ranks%s | %s | local %dx%dx%d z-fast | %d x %s | depth %d,%d,%d | %s"
@@ -753,8 +900,8 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
            nf, type_name(P->type), P->depth[0], P->depth[1], P->depth[2],
            P->stencil == HS_STENCIL_BOX ? "box" : "star", halo_bytes_max / 1e6, P->swaps,
            P->reps);
-    printf("%-28s %12s %25s %8s %9s %9s %11s\n", "method", "us/swap med", "(min - max)",
-           "vs p2p", "vs memcpy", "vs 1core", "alloc MB");
+    printf("%-28s %12s %25s %8s %9s %9s %9s %9s %11s\n", "method", "us/swap med", "(min - max)",
+           "vs p2p", "vs memcpy", "vs 1core", "vs mref", "vs petsc", "alloc MB");
     for (int i = 0; i < nm; i++) {
       const method *m = &M[i];
       char nm_[128];
@@ -770,15 +917,23 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       snprintf(rng, sizeof rng, "(%.1f - %.1f)", m->min * 1e6, m->max * 1e6);
       char rp[16] = "-";
       if (p2p && !m->kind) snprintf(rp, sizeof rp, "%.2f", m->med / p2p->med);
-      printf("%-28s %12.1f %25s %8s %9.2f %9.2f %11.2f\n", nm_, m->med * 1e6, rng, rp,
-             m->med / mall->med, m->med / m1->med, m->bytes_allocated / 1e6);
+      char rm[16] = "-", rpe[16] = "-";
+      if (!isnan(ratio_to(m, mref))) snprintf(rm, sizeof rm, "%.2f", ratio_to(m, mref));
+      if (!isnan(ratio_to(m, pref))) snprintf(rpe, sizeof rpe, "%.2f", ratio_to(m, pref));
+      printf("%-28s %12.1f %25s %8s %9.2f %9.2f %9s %9s %11.2f\n", nm_, m->med * 1e6, rng, rp,
+             m->med / mall->med, m->med / m1->med, rm, rpe, m->bytes_allocated / 1e6);
     }
     fflush(stdout);
   }
-  for (int i = 0; i < nm; i++) emit(P, E, &g, d, &M[i], p2p, mall, m1, halo_bytes_max);
+  for (int i = 0; i < nm; i++) emit(P, E, &g, d, &M[i], p2p, mall, m1, mref, pref, halo_bytes_max);
 
-  for (int i = 0; i < nm; i++)
+  for (int i = 0; i < nm; i++) {
     if (M[i].plan) hs_plan_free(&M[i].plan);
+    monc_ref_free(M[i].mref);
+#ifdef HS_BENCH_PETSC
+    petsc_ref_free(M[i].pref);
+#endif
+  }
   for (int f = 0; f < nf; f++) {
     if (use_hs) hs_free(d, data[f]);
     else free(data[f]);
@@ -833,7 +988,7 @@ int main(int argc, char **argv) {
               "oversubscribed,fields,type,local_grid,global_grid,depth,stencil,warmup,swaps,reps,"
               "us_per_swap_median,us_per_swap_min,us_per_swap_max,ratio_to_p2p,"
               "ratio_to_memcpy_bound,ratio_to_memcpy_1core,memcpy_bound_us,memcpy_1core_us,"
-              "halo_bytes_per_swap,bytes_allocated\n");
+              "halo_bytes_per_swap,bytes_allocated,ratio_to_monc_ref,ratio_to_petsc\n");
     }
   }
   if (!strcmp(P.mode, "sweep")) {
@@ -853,6 +1008,9 @@ int main(int argc, char **argv) {
     }
     if (csv_out) fclose(csv_out);
   }
+#ifdef HS_BENCH_PETSC
+  petsc_ref_finalize();
+#endif
   MPI_Finalize();
   return (P.check && total_bad) ? 1 : 0;
 }

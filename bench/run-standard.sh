@@ -12,6 +12,22 @@ mpis=("$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
+# The petsc reference method needs PETSc (Debian: libpetsc-real-dev, built with Open MPI).
+# Installed here when missing and we may; then hs_bench is rebuilt to pick it up.
+if ! pkg-config --exists PETSc 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "make bench: installing libpetsc-real-dev for the petsc reference"
+    (apt-get install -y libpetsc-real-dev || { apt-get update && apt-get install -y libpetsc-real-dev; }) \
+      >/dev/null 2>&1 || echo "make bench: could not install libpetsc-real-dev; petsc not measured"
+    for mpi in "${mpis[@]}"; do
+      [ -f "$build/$mpi/CMakeCache.txt" ] || continue
+      cmake "$build/$mpi" >/dev/null && cmake --build "$build/$mpi" -j 2 --target hs_bench >/dev/null
+    done
+  else
+    echo "make bench: PETSc not found (apt-get install libpetsc-real-dev); petsc not measured"
+  fi
+fi
+
 if command -v python3 >/dev/null 2>&1 && [ -f "$here/study.py" ]; then
   exec python3 "$here/study.py" --build "$build" --mpis "${mpis[@]}" --preset standard
 fi

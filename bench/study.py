@@ -259,6 +259,10 @@ class Study:
             recs = self.bench(mpi, 2, "monc", ["--mode", "weak"] + MONC, p["monc"], "MONC case",
                               show=True)
             monc[mpi.name] = recs
+            # The same with ordinary malloc'd fields (what Fortran allocatables get).
+            self.nsteps += 1
+            self.bench(mpi, 2, "monc-malloc", ["--mode", "weak", "--alloc", "malloc"] + MONC,
+                       p["monc"], "MONC case, malloc'd fields", show=True)
             # shmem needs an opt-in and (Open MPI 4.1.4) osc/rdma off, which the RMA
             # transports need on: it gets a launch of its own, with p2p again as reference.
             if any(r["transport"] == "shmem" and "HALOSWAP_SHMEM" in r["status"] for r in recs):
@@ -404,23 +408,78 @@ def fmt_size(b):
     return "%d B" % b
 
 
+REFS = ("monc-ref", "petsc")
+
+
+def fmt_ratio(x):
+    return "-" if x is None else "%.2f" % x
+
+
+def is_method(r):
+    """A transport (not a memcpy bound or a reference method)."""
+    return not r["transport"].startswith("memcpy") and r["transport"] not in REFS
+
+
+def launch_summary(recs):
+    """One launch's MONC-case facts: best fixed transport, auto's regret, references."""
+    tr = [r for r in recs if ok(r) and is_method(r)]
+    fixed = [r for r in tr if r["transport"] != "auto"]
+    if not fixed:
+        return None
+    best = min(fixed, key=lambda r: r["us_per_swap_median"])
+    get = lambda name: next((r for r in recs if r["spec"] == name and ok(r)), None)
+    au, mref, pet, p2p = get("auto"), get("monc-ref"), get("petsc"), get("p2p")
+    return dict(best=best, auto=au, mref=mref, petsc=pet, p2p=p2p,
+                auto_ratio=au["us_per_swap_median"] / best["us_per_swap_median"] if au else None)
+
+
+def summary_lines(recs, title):
+    """The issue-14 targets for one launch, as markdown bullet text."""
+    s = launch_summary(recs)
+    if not s:
+        return ["- %s: no measurement." % title]
+    b, L = s["best"], []
+    line = "- %s: fastest fixed `%s` %s us/swap = %.2fx the memcpy bound" % (
+        title, b["spec"], fmt_us(b["us_per_swap_median"]), b["ratio_to_memcpy_bound"])
+    if s["mref"]:
+        line += ", %.1fx faster than monc-ref (what a MONC user has now)" % (
+            1 / b["ratio_to_monc_ref"])
+    if s["petsc"]:
+        line += ", %.1fx faster than PETSc" % (1 / b["ratio_to_petsc"])
+    L.append(line + ".")
+    if s["auto"]:
+        sel = s["auto"].get("selected", "?")
+        same = next((r for r in recs if ok(r) and r["spec"] == sel), None)
+        L.append("  `auto` chose `%s`%s: %.2fx the fastest fixed (target <= 1.05: %s)%s." % (
+            sel, " (the fastest)" if sel == b["spec"] else "", s["auto_ratio"],
+            "met" if s["auto_ratio"] <= 1.05 else "NOT met",
+            "; the chosen transport's own plan ran at %.2fx the fastest" % (
+                same["us_per_swap_median"] / b["us_per_swap_median"]) if same else ""))
+    if s["mref"]:
+        faster = ["`%s` %.2fx" % (r["spec"], 1 / r["ratio_to_monc_ref"]) for r in recs
+                  if ok(r) and is_method(r) and r.get("ratio_to_monc_ref")]
+        L.append("  Speed-up over monc-ref: " + ", ".join(faster) + ".")
+    return L
+
+
 def monc_table(recs):
     """Markdown table of one MONC-case run."""
-    rows = ["| transport | us/swap median | min - max | vs p2p | vs memcpy bound | vs memcpy 1 core "
-            "| allocated/rank | allocated / halo bytes |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| method | us/swap median | min - max | vs p2p | vs memcpy bound | vs memcpy 1 core "
+            "| vs monc-ref | vs petsc | allocated/rank | allocated / halo bytes |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     skipped = []
     for r in recs:
         if not ok(r):
             skipped.append("`%s`: %s" % (r["spec"], r["status"]))
             continue
         rp = r.get("ratio_to_p2p")
-        kind = r["transport"].startswith("memcpy")
-        rows.append("| %s | %s | %s - %s | %s | %.2f | %.2f | %s | %s |" % (
+        kind = r["transport"].startswith("memcpy") or r["transport"] in REFS
+        rows.append("| %s | %s | %s - %s | %s | %.2f | %.2f | %s | %s | %s | %s |" % (
             ("*%s*" % r["transport"]) if kind else "`%s`" % label(r),
             fmt_us(r["us_per_swap_median"]), fmt_us(r["us_per_swap_min"]),
             fmt_us(r["us_per_swap_max"]), "-" if kind or rp is None else "%.2f" % rp,
             r["ratio_to_memcpy_bound"], r["ratio_to_memcpy_1core"],
+            fmt_ratio(r.get("ratio_to_monc_ref")), fmt_ratio(r.get("ratio_to_petsc")),
             "-" if kind else fmt_bytes(r["bytes_allocated"]),
             "-" if kind else "%.2f" % r["bytes_allocated_ratio"]))
     return "\n".join(rows), skipped
@@ -680,14 +739,24 @@ def render_report(st, plots):
                 wins.append("%d%s: `%s`" % (n, "*" if b["oversubscribed"] else "", b["spec"]))
             if wins:
                 L.append("  - %s scaling, fastest per process count: %s." % (study, ", ".join(wins)))
+    L.append("\n### Against what you have now\n")
+    L.append("*monc-ref* is MONC's own halo swap (halocommunication.F90) written in C on the same "
+             "fields: what a MONC user runs today. *petsc* is PETSc's DMDA + DMGlobalToLocal on "
+             "the same grid and fields (where PETSc is installed for that MPI library). Both are "
+             "measured in the same launch as the transports.\n")
+    for m in st.mpis:
+        for study, kind in (("monc", "hs_alloc'd fields"), ("monc-malloc", "malloc'd fields")):
+            recs = [r for r in st.records if r.get("study") == study and r["mpi_name"] == m.name]
+            if recs:
+                L.extend(summary_lines(recs, "**%s**, %s" % (m.name, kind)))
     L.append("\nUse `transport = \"auto\"` (or `HALOSWAP_TRANSPORT=auto`) to have the library "
              "measure the candidates on your own plan at creation and keep the fastest; "
              "`HALOSWAP_VERBOSE=1` prints its timings.\n")
 
     # ---- MONC tables
     L.append("## MONC case: local 16x16x256 z-fast, depth 2, box, 30 float64 fields, 2 ranks\n")
-    for m in st.mpis:
-        recs = [r for r in st.records if r.get("study") == "monc" and r["mpi_name"] == m.name]
+    for m, study in [(m, s_) for m in st.mpis for s_ in ("monc", "monc-malloc")]:
+        recs = [r for r in st.records if r.get("study") == study and r["mpi_name"] == m.name]
         if not recs:
             L.append("%s: no results.\n" % m.name)
             continue
@@ -846,6 +915,92 @@ def ensure_matplotlib():
             os.execv(py, [py] + sys.argv)
 
 
+def targets_table(groups):
+    """Issue-14 targets: per MPI library and memory kind, the range over launches."""
+    def rng(v):
+        v = [x for x in v if x is not None]
+        return "-" if not v else ("%.2f" % v[0] if len(v) == 1 else "%.2f-%.2f (median %.2f)" % (
+            min(v), max(v), sorted(v)[len(v) // 2]))
+    print("\n### Targets over all launches\n")
+    print("| MPI, fields | launches | best fixed (times) | best / memcpy bound | p2p / monc-ref "
+          "| best / petsc | auto / best fixed | auto chose the fastest |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for (mpi, alloc), launches in sorted(groups.items()):
+        bests, rb, pm, bp, ab, right = {}, [], [], [], [], 0
+        for _, recs in launches:
+            s = launch_summary(recs)
+            if not s:
+                continue
+            b = s["best"]
+            bests[b["spec"]] = bests.get(b["spec"], 0) + 1
+            rb.append(b["ratio_to_memcpy_bound"])
+            if s["p2p"] and s["p2p"].get("ratio_to_monc_ref"):
+                pm.append(s["p2p"]["ratio_to_monc_ref"])
+            bp.append(b.get("ratio_to_petsc"))
+            ab.append(s["auto_ratio"])
+            right += bool(s["auto"] and s["auto"].get("selected") == b["spec"])
+        print("| %s, %s | %d | %s | %s | %s | %s | %s | %d of %d |" % (
+            mpi, alloc, len(launches), ", ".join("%s (%d)" % kv for kv in bests.items()),
+            rng(rb), rng(pm), rng(bp), rng(ab), right, len(launches)))
+
+
+def summarize(paths):
+    """Tables of several launches: per launch the table, then per MPI library and memory kind
+    the target checks over all launches."""
+    groups = {}
+    for path in sorted(paths):
+        try:
+            with open(path) as f:
+                recs = json.load(f)
+        except (OSError, ValueError):
+            print("(%s: unreadable or still being written; left out)" % path)
+            continue
+        if not recs:
+            continue
+        key = (recs[0]["mpi_flavour"], recs[0].get("field_alloc", "?"))
+        groups.setdefault(key, []).append((path, recs))
+    for (mpi, alloc), launches in sorted(groups.items()):
+        print("\n### %s, %s fields: %d launches\n" % (mpi, alloc, len(launches)))
+        specs = []
+        for _, recs in launches:
+            for r in recs:
+                if r["spec"] not in specs:
+                    specs.append(r["spec"])
+        print("us/swap median per launch (ratio to memcpy-bound / to monc-ref / to petsc):\n")
+        print("| method | " + " | ".join("launch %d" % (i + 1) for i in range(len(launches))) + " |")
+        print("|---|" + "---:|" * len(launches))
+        for spec in specs:
+            cells = []
+            for _, recs in launches:
+                r = next((x for x in recs if x["spec"] == spec), None)
+                if not r or not ok(r):
+                    cells.append("-")
+                    continue
+                sel = r.get("selected") if r["transport"] == "auto" else ""
+                cells.append("%s%s (%.2f/%s/%s)" % (
+                    fmt_us(r["us_per_swap_median"]), " -> " + sel if sel else "",
+                    r["ratio_to_memcpy_bound"], fmt_ratio(r.get("ratio_to_monc_ref")),
+                    fmt_ratio(r.get("ratio_to_petsc"))))
+            print("| `%s` | %s |" % (spec, " | ".join(cells)))
+        print()
+        met = right = 0
+        for i, (path, recs) in enumerate(launches):
+            s = launch_summary(recs)
+            if s and s["auto_ratio"] is not None and s["auto_ratio"] <= 1.05:
+                met += 1
+            if s and s["auto"] and s["auto"].get("selected") == s["best"]["spec"]:
+                right += 1
+            for line in summary_lines(recs, "launch %d (`%s`)" % (i + 1, os.path.basename(path))):
+                print(line)
+            a = s and s["auto"]
+            if a and a.get("describe"):
+                print("  auto's trial: " + a["describe"].split("; auto chose", 1)[-1][:600])
+        print("\nauto within 1.05x of the fastest fixed transport in %d of %d launches; it chose "
+              "the fastest fixed transport in %d of %d." % (met, len(launches), right,
+                                                            len(launches)))
+    targets_table(groups)
+
+
 def main():
     ensure_matplotlib()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -861,9 +1016,15 @@ def main():
     ap.add_argument("--budget", type=int, default=None,
                     help="seconds after which no further launch starts (0 = none; default from "
                          "the preset)")
+    ap.add_argument("--summarize", nargs="+", metavar="JSON",
+                    help="print the MONC-case tables and target checks of these hs_bench "
+                         "launches (e.g. bench/results/issue14/*.json) and exit")
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild report.md and the plots from latest.json, osu.json, miniapps.json")
     args = ap.parse_args()
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
     st = Study(args)
     if args.report_only:
         for name, attr in (("latest.json", "records"), ("osu.json", "osu"),

@@ -55,7 +55,8 @@ typedef enum {
   HS_TRANSPORT_SHM,
   HS_TRANSPORT_SHMEM,
   HS_TRANSPORT_NBR,
-  HS_TRANSPORT_AUTO
+  HS_TRANSPORT_AUTO,
+  HS_TRANSPORT_CMA
 } hs_transport_id;
 
 typedef struct hs_decomp_s *hs_decomp;

@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
   const struct {
     const char *spec, *needle;
   } bad_values[] = {
-      {"p2p:dtype=7", "transport p2p: option dtype = '7' is not allowed (allowed: 0 or 1"},
+      {"p2p:dtype=7", "transport p2p: option dtype = '7' is not allowed (allowed: one of 0|1|recv|send|auto"},
       {"p2p:persistent=-1", "option persistent = '-1' is not allowed (allowed: 0 or 1"},
       {"auto:rounds=65", "option rounds = '65' is not allowed (allowed: an integer in [1, 64]"},
       {"rma-fence:drive=sideways", "option drive = 'sideways' is not allowed (allowed: one of put|get"},

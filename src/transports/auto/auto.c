@@ -1,9 +1,11 @@
 /* Transport "auto": measured transport selection. At plan creation it builds a plan for every
  * usable candidate transport on the same decomposition and fields, checks each against the
  * core's analytic halo check (every halo cell must hold the value computed from the global
- * coordinates of the cell it mirrors), times them interleaved on the real fields, agrees on
- * the fastest across ranks (per round the slowest rank's mean time per swap; the score is the
- * mean of the faster half of the rounds) and from then on hands every swap to that plan. The
+ * coordinates of the cell it mirrors), warms every candidate up past its own start-up (p2p's
+ * internal trial, datatype builds, first touch), times them interleaved on the real fields in
+ * rounds of back-to-back swaps, dropping the clearly slower ones early (see trial()), agrees
+ * on the fastest across ranks (per round the slowest rank's mean time per swap; the score is
+ * the mean of the faster half of the rounds) and from then on hands every swap to that plan. The
  * caller's fields are saved before the trial and restored after it, so plan creation leaves
  * no trace in them.
  *
@@ -30,9 +32,9 @@ static const hs_option_spec auto_options[] = {
     HS_OPTION_STRING("candidates", "", auto_config, candidates,
      "transports to try, '+'-separated, each with its own options (empty: every other one)"),
     HS_OPTION_INT("rounds", "7", 1, AUTO_MAX_ROUNDS, auto_config, rounds,
-     "timed rounds per candidate (fewer, not below 3, when swaps are slow, unless given)"),
+     "scored rounds per candidate (candidates over 1.5x the best stop after 3)"),
     HS_OPTION_INT("swaps", "0", 0, 10000, auto_config, swaps,
-     "swaps per round (0: as many as fit about 4 ms, at most 50)"),
+     "swaps per round (0: about 10 ms of the fastest candidate, 4 to 50)"),
     HS_OPTION_BOOL("verbose", "0", auto_config, verbose,
      "print the choice and every candidate's timings on rank 0"),
     HS_OPTIONS_END};
@@ -44,6 +46,8 @@ typedef struct {
   double score;      /* us per swap: mean of the faster half of the rounds (the choice) */
   double med, min, max; /* us per swap over rounds (max over ranks of the mean) */
   double t[AUTO_MAX_ROUNDS];
+  int nrounds;       /* scored rounds it ran (fewer when dropped as clearly slower) */
+  double dropped;    /* > 0: dropped in warm-up, us per swap of that round */
 } auto_cand;
 
 typedef struct {
@@ -149,6 +153,122 @@ static void validate(hs_plan p, auto_t *t, hs_oracle *o) {
   }
 }
 
+/* One round of candidate i: `swaps` back-to-back swaps after a barrier; the mean per swap
+ * on this rank (seconds). Back to back, as an application swaps: a single swap after a
+ * barrier measured the barrier's exit skew, not the transport. */
+static double run_round(hs_plan p, auto_cand *c, int swaps) {
+  MPI_Barrier(p->comm);
+  double t0 = hs__wtime();
+  for (int s = 0; s < swaps; s++) hs_swap(c->plan, NULL);
+  return (hs__wtime() - t0) / swaps;
+}
+
+static double faster_half_mean(const double *v, int n) {
+  double s[AUTO_MAX_ROUNDS];
+  memcpy(s, v, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof(double), cmp_double);
+  int half = (n + 1) / 2;
+  double m = 0;
+  for (int r = 0; r < half; r++) m += s[r] / half;
+  return m;
+}
+
+/* The trial (docs/benchmarks.md, "auto"). Every decision is taken from values reduced over
+ * the ranks, so it is the same everywhere.
+ * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50): the
+ *    contenders get enough back-to-back swaps to reach their steady state.
+ * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps: p2p's own
+ *    datatype/packing trial (12 swaps), datatype builds and first touch of buffers and
+ *    windows are over before anything counts. A candidate more than 4x slower than the best
+ *    in a warm-up round is dropped (it cannot win; under load it would dominate the trial).
+ * 3. Scored rounds, interleaved with the order rotated; per round the slowest rank's mean.
+ *    From the third on, candidates whose score (mean of the faster half of their rounds) is
+ *    over 1.5x the best's are dropped; the close ones are measured to the end, or until the
+ *    trial has spent AUTO_BUDGET (slow swaps: big plans, a loaded machine). */
+#define AUTO_WARM 17
+#define AUTO_BUDGET 2.0 /* s: past it, no scored round beyond the third starts */
+static int trial(hs_plan p, auto_t *t) {
+  double first[AUTO_MAX_CAND], firstmax[AUTO_MAX_CAND];
+  for (int i = 0; i < t->n; i++) {
+    first[i] = 0;
+    if (!t->c[i].plan) continue;
+    double t0 = hs__wtime();
+    hs_swap(t->c[i].plan, NULL);
+    first[i] = hs__wtime() - t0;
+  }
+  MPI_Allreduce(first, firstmax, t->n, MPI_DOUBLE, MPI_MAX, p->comm);
+  double fastest = 0;
+  for (int i = 0; i < t->n; i++)
+    if (t->c[i].plan && (fastest == 0 || firstmax[i] < fastest)) fastest = firstmax[i];
+  int swaps = t->swaps;
+  if (swaps == 0) {
+    swaps = fastest > 0 ? (int)(10e-3 / fastest) + 1 : 50;
+    if (swaps < 4) swaps = 4;
+    if (swaps > 50) swaps = 50;
+  }
+  t->swaps = swaps;
+  int warm = (AUTO_WARM + swaps - 1) / swaps;
+  int alive[AUTO_MAX_CAND];
+  for (int i = 0; i < t->n; i++) alive[i] = t->c[i].plan != NULL;
+  double local[AUTO_MAX_CAND], global[AUTO_MAX_CAND];
+  int scored = 0;
+  double spent = 0; /* seconds of trial so far, from the reduced times: the same everywhere */
+  for (int r = 0; r < warm + t->rounds; r++) {
+    if (scored >= 3 && spent > AUTO_BUDGET) break;
+    for (int i = 0; i < t->n; i++) local[i] = 0;
+    for (int k = 0; k < t->n; k++) {
+      int i = (k + r) % t->n;
+      if (alive[i]) local[i] = run_round(p, &t->c[i], swaps);
+    }
+    MPI_Allreduce(local, global, t->n, MPI_DOUBLE, MPI_MAX, p->comm);
+    for (int i = 0; i < t->n; i++)
+      if (alive[i]) spent += global[i] * swaps;
+    double bestr = 0;
+    for (int i = 0; i < t->n; i++)
+      if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
+    if (r < warm) {
+      for (int i = 0; i < t->n; i++)
+        if (alive[i] && global[i] > 4 * bestr) {
+          alive[i] = 0;
+          t->c[i].dropped = global[i] * 1e6;
+        }
+      continue;
+    }
+    for (int i = 0; i < t->n; i++)
+      if (alive[i]) t->c[i].t[scored] = global[i] * 1e6;
+    scored++;
+    double bs = 0;
+    for (int i = 0; i < t->n; i++)
+      if (alive[i]) {
+        t->c[i].score = faster_half_mean(t->c[i].t, scored);
+        if (bs == 0 || t->c[i].score < bs) bs = t->c[i].score;
+      }
+    if (scored >= 3)
+      for (int i = 0; i < t->n; i++)
+        if (alive[i] && t->c[i].score > 1.5 * bs) {
+          alive[i] = 0;
+          t->c[i].nrounds = scored;
+        }
+  }
+  int best = -1;
+  for (int i = 0; i < t->n; i++) {
+    auto_cand *c = &t->c[i];
+    if (!c->plan) continue;
+    if (!c->nrounds) c->nrounds = c->dropped > 0 ? 0 : scored;
+    if (c->nrounds == 0) continue;
+    double s[AUTO_MAX_ROUNDS];
+    memcpy(s, c->t, (size_t)c->nrounds * sizeof *s);
+    qsort(s, (size_t)c->nrounds, sizeof(double), cmp_double);
+    c->min = s[0];
+    c->max = s[c->nrounds - 1];
+    c->med = c->nrounds % 2 ? s[c->nrounds / 2]
+                            : 0.5 * (s[c->nrounds / 2 - 1] + s[c->nrounds / 2]);
+    c->score = faster_half_mean(c->t, c->nrounds);
+    if (alive[i] && (best < 0 || c->score < t->c[best].score)) best = i;
+  }
+  return best;
+}
+
 static int auto_setup(hs_plan p) {
   const auto_config *cfg = p->config;
   auto_t *t = hs__impl_new(p, sizeof *t);
@@ -156,7 +276,7 @@ static int auto_setup(hs_plan p) {
   t->chosen = -1;
   t->rounds = cfg->rounds;
   t->swaps = cfg->swaps;
-  int verbose = cfg->verbose, rounds_given = hs__option_given(p, "rounds");
+  int verbose = cfg->verbose;
   const char *env = getenv("HALOSWAP_VERBOSE");
   if (!hs__option_given(p, "verbose") && env && *env && strcmp(env, "0") != 0) verbose = 1;
   /* Options are equal on every rank (the core checks), so a bad list fails everywhere
@@ -175,67 +295,7 @@ static int auto_setup(hs_plan p) {
   t->create_s = t_trial - t_create;
   validate(p, t, o);
 
-  /* Adaptive trial length, the same on every rank: about 4 ms per candidate and round,
-   * from the slowest candidate's swap; and fewer rounds (not below 3) when slow swaps
-   * (large plans, oversubscribed ranks) would make the whole trial exceed about 0.5 s. */
-  double worst = 0, sum = 0;
-  for (int i = 0; i < t->n; i++) {
-    if (!t->c[i].plan) continue;
-    double t0 = hs__wtime();
-    hs_swap(t->c[i].plan, NULL);
-    double dt = hs__wtime() - t0;
-    sum += dt;
-    if (dt > worst) worst = dt;
-  }
-  double w[2] = {worst, sum}, wmax[2];
-  MPI_Allreduce(w, wmax, 2, MPI_DOUBLE, MPI_MAX, p->comm);
-  worst = wmax[0];
-  sum = wmax[1];
-  int swaps = t->swaps;
-  if (swaps == 0) {
-    swaps = worst > 0 ? (int)(4e-3 / worst) : 50;
-    if (swaps < 1) swaps = 1;
-    if (swaps > 50) swaps = 50;
-  }
-  t->swaps = swaps;
-  if (!rounds_given && sum > 0) {
-    int fit = (int)(0.5 / (sum * swaps));
-    if (fit < t->rounds) t->rounds = fit < 3 ? 3 : fit;
-  }
-
-  /* Interleaved rounds, the order rotated each round so no candidate always follows the
-   * same one. Swap errors end the trial for that candidate on every rank. */
-  double local[AUTO_MAX_CAND * AUTO_MAX_ROUNDS];
-  double global[AUTO_MAX_CAND * AUTO_MAX_ROUNDS];
-  memset(local, 0, sizeof local);
-  for (int r = 0; r < t->rounds; r++)
-    for (int k = 0; k < t->n; k++) {
-      int i = (k + r) % t->n;
-      auto_cand *c = &t->c[i];
-      if (!c->plan) continue;
-      MPI_Barrier(p->comm);
-      double t0 = hs__wtime();
-      for (int s = 0; s < swaps; s++) hs_swap(c->plan, NULL);
-      local[i * AUTO_MAX_ROUNDS + r] = (hs__wtime() - t0) / swaps;
-    }
-  MPI_Allreduce(local, global, AUTO_MAX_CAND * AUTO_MAX_ROUNDS, MPI_DOUBLE, MPI_MAX, p->comm);
-  int best = -1;
-  for (int i = 0; i < t->n; i++) {
-    auto_cand *c = &t->c[i];
-    if (!c->plan) continue;
-    double s[AUTO_MAX_ROUNDS];
-    for (int r = 0; r < t->rounds; r++) s[r] = c->t[r] = global[i * AUTO_MAX_ROUNDS + r] * 1e6;
-    qsort(s, (size_t)t->rounds, sizeof(double), cmp_double);
-    c->min = s[0];
-    c->max = s[t->rounds - 1];
-    c->med = t->rounds % 2 ? s[t->rounds / 2] : 0.5 * (s[t->rounds / 2 - 1] + s[t->rounds / 2]);
-    /* Interference from other processes only ever adds time, so the faster half of the
-     * rounds estimates a candidate's own cost better than all of them on a busy machine. */
-    int half = (t->rounds + 1) / 2;
-    c->score = 0;
-    for (int r = 0; r < half; r++) c->score += s[r] / half;
-    if (best < 0 || c->score < t->c[best].score) best = i;
-  }
+  int best = trial(p, t);
   /* The data are identical everywhere after the reduction; rank 0's choice is final. */
   MPI_Bcast(&best, 1, MPI_INT, 0, p->comm);
   if (best < 0) {
@@ -300,9 +360,12 @@ static void auto_describe(hs_plan p, char *buf, size_t len) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
       hs__appendf(buf, len, &n, "%s %s skipped: %s", i ? ";" : "", c->spec, c->reason);
+    else if (c->dropped > 0)
+      hs__appendf(buf, len, &n, "%s %s dropped in warm-up at %.1f", i ? ";" : "", c->spec,
+                  c->dropped);
     else
-      hs__appendf(buf, len, &n, "%s %s %.1f / %.1f [%.1f-%.1f]", i ? ";" : "", c->spec, c->score,
-                  c->med, c->min, c->max);
+      hs__appendf(buf, len, &n, "%s %s %.1f / %.1f [%.1f-%.1f] (%d rounds)", i ? ";" : "",
+                  c->spec, c->score, c->med, c->min, c->max, c->nrounds);
   }
   hs__appendf(buf, len, &n, ")");
 }
@@ -318,9 +381,13 @@ static void print_report(hs_plan p, FILE *out) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
       fprintf(out, "  %-22s skipped: %s\n", c->spec, c->reason);
+    else if (c->dropped > 0)
+      fprintf(out, "  %-22s dropped in warm-up: %.1f us/swap (over 4x the best)\n", c->spec,
+              c->dropped);
     else
-      fprintf(out, "  %-22s score %10.1f us/swap, median %.1f [%.1f - %.1f]%s\n", c->spec,
-              c->score, c->med, c->min, c->max, i == t->chosen ? "  <- chosen" : "");
+      fprintf(out, "  %-22s score %10.1f us/swap, median %.1f [%.1f - %.1f] over %d rounds%s\n",
+              c->spec, c->score, c->med, c->min, c->max, c->nrounds,
+              i == t->chosen ? "  <- chosen" : "");
   }
   fflush(out);
 }

@@ -103,6 +103,7 @@ module halo_communication_mod
      integer(c_int) :: field, lo(3), count(3)
   end type hs_region_c
 
+  ! hs_field member for member (zero geometry members: a cell-centred scalar, plan depth).
   type, bind(c) :: hs_field_c
      integer(c_int) :: type
      type(c_ptr) :: data
@@ -111,6 +112,10 @@ module halo_communication_mod
      integer(c_ptrdiff_t) :: stride(3)
      type(c_funptr) :: pack, unpack
      type(c_ptr) :: ctx
+     integer(c_int) :: halo_hi(3) = 0, depth_lo(3) = 0, depth_hi(3) = 0, stagger(3) = 0, &
+          owner(3) = 0, extent(3) = 0, ncomp = 0, comp_order = 0
+     integer(c_ptrdiff_t) :: comp_stride = 0
+     integer(c_signed_char) :: halo_hi_set(3) = 0_c_signed_char, depth_set(3) = 0_c_signed_char
   end type hs_field_c
 
   type, bind(c) :: hs_plan_desc_c

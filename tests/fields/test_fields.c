@@ -406,8 +406,10 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
     } else {
       int done = 0;
       rc = hs_swap_start(p, NULL);
-      double t0 = MPI_Wtime();
-      while (rc == HS_OK && !done && MPI_Wtime() - t0 < 5.0) rc = hs_swap_test(p, NULL, &done);
+      /* Only p2p progresses in test; the others report "not done" until complete, so a
+       * short poll exercises their test op without waiting for nothing. */
+      double t0 = MPI_Wtime(), limit = strncmp(r->spec, "p2p", 3) ? 0.02 : 5.0;
+      while (rc == HS_OK && !done && MPI_Wtime() - t0 < limit) rc = hs_swap_test(p, NULL, &done);
       /* p2p tests with MPI_Testsome: it must report the swap done without complete */
       if (rc == HS_OK && !done && !strncmp(r->spec, "p2p", 3)) {
         fprintf(stderr, "[rank %d] FAIL %s/%s on %s: hs_swap_test never reported done\n",

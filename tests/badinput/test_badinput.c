@@ -348,7 +348,7 @@ static void c_api_cases(void) {
   pd = plan_desc(1);
   pd.transport_name = "p2p:dtype=7";
   PLAN_CASE("option string: out-of-range value p2p:dtype=7", pd, HS_ERR_ARG, "dtype", "'7'",
-            "0 or 1");
+            "allowed: one of 0|1|recv|send|auto");
   pd = plan_desc(1);
   pd.transport_name = "rma-fence:drive=sideways";
   PLAN_CASE("option string: value not among the allowed words", pd, HS_ERR_ARG, "drive",

@@ -168,6 +168,7 @@ static void run_wrong_halos(void) {
   S.fields[0].pack = hook_pack;
   S.fields[0].unpack = bad_unpack;
   S.fields[0].ctx = &ctx;
+  S.pd.options = "check=analytic"; /* hooks are opaque by default (check=auto: swap only) */
   hs_plan p = NULL;
   int rc = hs_plan_create(S.d, &S.pd, &p);
   CHECK(rc == HS_ERR_UNAVAILABLE, "wrong halos: got %s, want HS_ERR_UNAVAILABLE", hs_status_name(rc));

@@ -7,13 +7,16 @@
  *   1     send and receive straight from the fields with the plan's cached derived datatypes
  *         (one copy, inside MPI);
  *   2     receive with datatypes, send packed;   3  send with datatypes, receive packed;
- *   4     auto: the first 12 swaps alternate between 1 and 0 (machine noise hits them alike;
- *         one unmeasured round, then 5 swaps each) and the engine keeps the one with the
+ *   4     auto: the first 18 swaps alternate between 1 and 0 (machine noise hits them alike;
+ *         two unmeasured rounds, then 7 swaps each) and the engine keeps the one with the
  *         lowest median time spent in its calls. (The mixtures 2 and 3 were in the trial at
  *         first; with 3 swaps each the choice was too noisy: one launch in 16 kept a mode 7.8x
- *         slower than packing.) Decided per rank without communication: the bytes on the
- *         wire are the same in every mode (datatypes are built from MPI_BYTE runs in message order), so ranks
- *         that chose differently still match.
+ *         slower than packing.) Decided together: every rank of the plan runs the trial (those
+ *         without peers time nothing) and the mode with the lowest maximum over ranks of the
+ *         medians wins everywhere. Deciding per rank let ranks keep different modes, and a
+ *         packed sender with a datatype receiver ran 1.5x slower than either mode alone
+ *         (MPICH 4.0, MONC case). The bytes on the wire are the same in every mode (datatypes
+ *         are built from MPI_BYTE runs in message order), so any mixture would still match.
  * Fields with pack/unpack hooks always pack. persistent=1: persistent requests for the
  * registered arrays (per-swap arrays get ordinary ones; under auto, built once decided). */
 #include "hs_internal.h"
@@ -23,8 +26,8 @@
 
 #define SEND_DT 1 /* mode bits */
 #define RECV_DT 2
-#define TRIAL_WARM 1 /* unmeasured rounds (datatype builds, first touch of the buffers) */
-#define TRIAL_REPS 5 /* measured swaps per mode */
+#define TRIAL_WARM 2 /* unmeasured rounds (datatype builds, first touch of the buffers) */
+#define TRIAL_REPS 7 /* measured swaps per mode */
 
 static const int mode_of_config[4] = {0, SEND_DT | RECV_DT, RECV_DT, SEND_DT};
 
@@ -90,12 +93,24 @@ static int post(hs_plan p, hs_twosided *e, void *const *arrays, int persistent, 
 
 int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosided_config *c,
                         hs_twosided **out) {
+  /* Whether any rank has a peer to time (collective, so first: nothing below may return
+   * early on one rank only before it). */
+  int trial_any = 0;
+  if (c->dtype == 4 && !p->has_callbacks) {
+    int mine = 0, n0 = peers ? npeers : p->npeers;
+    for (int i = 0; i < n0 && !mine; i++) {
+      const hs_peer *pe = &p->peers[peers ? peers[i] : i];
+      mine = pe->recv_bytes || pe->send_bytes;
+    }
+    HS_MPI(MPI_Allreduce(&mine, &trial_any, 1, MPI_INT, MPI_MAX, p->comm));
+  }
   hs_twosided *e = hs__calloc(p, sizeof *e);
   *out = e;
   if (!e) return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   e->c = *c;
   e->trial = -1;
   if (p->has_callbacks) e->c.dtype = 0; /* hooks need packing */
+  if (e->c.dtype == 4 && !trial_any) e->c.dtype = 1; /* nobody sends anything */
   if (e->c.dtype == 4) {
     /* Both datatypes on both sides first: the likeliest winner decides if the trial is cut
      * short by a plan freed early. */
@@ -133,7 +148,6 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
       sbytes += pe->send_bytes;
     }
   }
-  if (e->nr + e->ns == 0) e->trial = -1; /* nothing to measure */
   int any_rpack = e->trial >= 0 || !(e->mode & RECV_DT);
   int any_spack = e->trial >= 0 || !(e->mode & SEND_DT);
   if (any_rpack) e->rbuf = hs__malloc(p, rbytes);
@@ -150,11 +164,11 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   return HS_OK;
 }
 
-/* End of the trial: keep the mode with the lowest median, drop the buffers it does not use,
- * and build the persistent requests for it. */
+/* End of the trial (collective: every rank is at the same swap): keep the mode with the lowest
+ * maximum over ranks of the medians, drop the buffers it does not use, and build the
+ * persistent requests for it. */
 static int decide(hs_plan p, hs_twosided *e) {
-  int best = 0;
-  double bt = 0;
+  double med[4] = {0}, worst[4];
   for (int m = 0; m < e->ntry; m++) {
     double s[TRIAL_REPS];
     memcpy(s, e->t[m], sizeof s);
@@ -164,9 +178,12 @@ static int decide(hs_plan p, hs_twosided *e) {
         s[j] = s[j - 1];
         s[j - 1] = x;
       }
-    double med = s[TRIAL_REPS / 2];
-    if (m == 0 || med < bt) best = m, bt = med;
+    med[m] = s[TRIAL_REPS / 2];
   }
+  HS_MPI(MPI_Allreduce(med, worst, e->ntry, MPI_DOUBLE, MPI_MAX, p->comm));
+  int best = 0;
+  for (int m = 1; m < e->ntry; m++)
+    if (worst[m] < worst[best]) best = m;
   e->mode = e->tries[best];
   e->trial = -1;
   if (e->mode & RECV_DT) {

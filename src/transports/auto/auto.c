@@ -201,7 +201,7 @@ static double faster_half_mean(const double *v, int n) {
  * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50): the
  *    contenders get enough back-to-back swaps to reach their steady state.
  * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps: p2p's own
- *    datatype/packing trial (12 swaps), datatype builds and first touch of buffers and
+ *    datatype/packing trial (18 swaps), datatype builds and first touch of buffers and
  *    windows are over before anything counts. A candidate more than 4x slower than the best
  *    in a warm-up round is dropped (it cannot win; under load it would dominate the trial).
  * 3. Scored rounds, interleaved with the order rotated; per round the slowest rank's mean.

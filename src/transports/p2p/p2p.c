@@ -1,8 +1,8 @@
 /* Transport "p2p": the core's two-sided engine (src/core/twosided.c) over every peer: one
  * message per peer per swap, receives posted first.
- * dtype=auto (default): the first 12 swaps alternate between derived datatypes on both sides
- * (one copy inside MPI) and packing, and each rank keeps the one whose calls took least
- * (median of 5 each). Which wins depends on the MPI library and the load:
+ * dtype=auto (default): the first 18 swaps alternate between derived datatypes on both sides
+ * (one copy inside MPI) and packing, and all ranks keep the one whose calls took least
+ * (two unmeasured rounds, then the median of 7 each, the slowest rank's). Which wins depends on the MPI library and the load:
  * on an idle machine datatypes were 2x faster than packing with Open MPI 4.1 and 1.1x with
  * MPICH 4.0 (MONC case); with more ranks than free cores, packing was 3.6x (Open MPI) and
  * 4.3x (MPICH) faster, because a large non-contiguous message moves in many fragments that
@@ -18,7 +18,7 @@ static const char *const dtype_vals[] = {"0", "1", "recv", "send", "auto", NULL}
 static const hs_option_spec p2p_options[] = {
     HS_OPTION_CHOICE("dtype", "auto", dtype_vals, hs_twosided_config, dtype,
      "derived datatypes on both sides (1), packing (0), datatypes to receive only (recv) or "
-     "to send only (send), or the faster of 1 and 0 over the first 12 swaps (auto)"),
+     "to send only (send), or the faster of 1 and 0 over the first 18 swaps (auto)"),
     HS_OPTION_BOOL("persistent", "0", hs_twosided_config, persistent,
      "persistent requests for the registered arrays"),
     HS_OPTIONS_END};

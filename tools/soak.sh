@@ -8,8 +8,10 @@
 #   tools/soak.sh [-s SWAPS] [-r "2 4 9"] [-m "openmpi mpich"] [-t "rma-fence ..."] [-b SECONDS] [-p]
 #
 # Defaults: SWAPS 50000 (1e5 per variant), ranks 2 4 9, both MPI builds in build/<mpi>,
-# variants rma-fence rma-pscw rma-passive shm shmem (shmem: Open MPI's OSHMEM only; the
-# single-copy transport is added here once it exists). -b: stop starting new runs after
+# variants rma-fence rma-pscw rma-passive shm shmem cma cma-malloc (shmem: Open MPI's OSHMEM
+# only). cma's one-copy path is raced by test_shm_alloc --race (test_race's hook field would put
+# cma on its two-sided path): 5 configurations, ceil(2*SWAPS/5) swaps each, so every variant
+# gets 2*SWAPS swaps; cma on hs_alloc'd fields, cma-malloc on malloc'd ones (HALOSWAP_ALLOC=plain). -b: stop starting new runs after
 # SECONDS (what was not run is listed as such). Output: one line per run and a markdown
 # table (build/soak/results.md) for docs/rma.md. Runs niced (nice -n 15). -p runs the
 # variants of one (MPI, rank count) concurrently: the harness mostly sleeps (its injected
@@ -18,7 +20,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swaps=50000 ranks="2 4 9" mpis="openmpi mpich" budget=0 par=0
-variants="rma-fence rma-pscw rma-passive shm shmem"
+variants="rma-fence rma-pscw rma-passive shm shmem cma cma-malloc"
 while getopts "s:r:m:t:b:p" o; do
   case $o in
     s) swaps=$OPTARG ;; r) ranks=$OPTARG ;; m) mpis=$OPTARG ;; t) variants=$OPTARG ;;
@@ -37,26 +39,42 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 } > "$res"
 # One run; prints its table row (and a progress line).
 run_one() {
-  local mpi=$1 n=$2 v=$3 exe=$4 spec rc t log wrong geoms failed unusable
+  local mpi=$1 n=$2 v=$3 exe=$4 spec rc t log wrong geoms failed unusable per=$swaps
       env=() launch=()
       case $mpi in
         openmpi) launch=(mpiexec.openmpi --oversubscribe -n "$n") ;;
         mpich) launch=(mpiexec.mpich -n "$n") ;;
       esac
+      # MPICH 4.0 busy-polls when oversubscribed: preload the idle-yield shim as make test does.
+      local shim=$root/build/$mpi/libhs_idle_yield.so
+      [ "$mpi" = mpich ] && [ -f "$shim" ] && launch=(mpiexec.mpich -genv LD_PRELOAD "$shim" -n "$n")
       spec=$v
       if [ "$v" = shmem ]; then
         [ "$mpi" = openmpi ] || { echo "| $mpi | $v | $n | - | - | - | - | not built (no OpenSHMEM) |"; return; }
         env=(HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma)
       fi
       [ "$v" = shm ] && [ "$n" = 9 ] && spec=shm:node_size=3 # three "nodes" of 3 ranks
+      if [ "$v" = cma ] || [ "$v" = cma-malloc ]; then
+        exe=$root/build/$mpi/tests/transports/shm/test_shm_alloc
+        [ -x "$exe" ] || { echo "| $mpi | $v | $n | - | - | - | - | not built ($exe) |"; return; }
+        spec=cma
+        [ "$n" = 9 ] && spec=cma:node_size=3
+        [ "$v" = cma-malloc ] && env=(HALOSWAP_ALLOC=plain)
+        per=$(( (2 * swaps + 4) / 5 ))
+      fi
       if [ "$budget" != 0 ] && [ $(( $(date +%s) - start )) -ge "$budget" ]; then
         echo "| $mpi | $spec | $n | - | - | - | - | not run (time budget) |"
         return
       fi
       log=$out/$mpi-$v-np$n.log
       t0=$(date +%s)
-      env "${env[@]}" nice -n 15 "${launch[@]}" "$exe" --transport "$spec" --swaps "$swaps" \
-        --seed "$seed" --verbose > "$log" 2>&1
+      if [ "$v" = cma ] || [ "$v" = cma-malloc ]; then
+        env "${env[@]}" nice -n 15 "${launch[@]}" "$exe" --race --transport "$spec" --swaps "$per" \
+          --seed "$seed" > "$log" 2>&1
+      else
+        env "${env[@]}" nice -n 15 "${launch[@]}" "$exe" --transport "$spec" --swaps "$swaps" \
+          --seed "$seed" --verbose > "$log" 2>&1
+      fi
       rc=$?
       t=$(( $(date +%s) - t0 ))
       # "ok|FAIL <geometry> on <spec> at N ranks (W wrong, T s)": sum W over the geometries.
@@ -70,9 +88,9 @@ run_one() {
       else
         local verdict=$seed
         [ "$rc" = 0 ] && [ "${wrong:-1}" = 0 ] || verdict="FAIL, seed $seed"
-        echo "| $mpi | $spec | $n | $(( geoms * swaps )) | ${wrong:-?} | $failed | $t | $verdict |"
+        echo "| $mpi | $v | $n | $(( geoms * per )) | ${wrong:-?} | $failed | $t | $verdict |"
       fi
-      echo "soak: $mpi $spec np$n: $(( geoms * swaps )) swaps, wrong ${wrong:-?}, failed $failed, ${t}s"
+      echo "soak: $mpi $v ($spec) np$n: $(( geoms * per )) swaps, wrong ${wrong:-?}, failed $failed, ${t}s"
 }
 
 status=0

@@ -6,7 +6,7 @@
  * complete, and after complete, so a rank that reads a neighbour's field too early (the
  * neighbour is still writing swap s) or lets its own field be overwritten too early (it
  * returns from complete while a neighbour still copies swap s) shows wrong cells.
- * Usage: test_shm_alloc [--transport SPEC]... [--swaps N] [--race] */
+ * Usage: test_shm_alloc [--transport SPEC]... [--swaps N] [--race] [--seed S] */
 #define _POSIX_C_SOURCE 200809L
 #include "halo_check.h"
 #include "haloswap.h"
@@ -187,6 +187,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *specs[16];
   int nspecs = 0, nswaps = 4;
+  uint64_t seed = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 16)
       specs[nspecs++] = argv[++i];
@@ -194,6 +195,8 @@ int main(int argc, char **argv) {
       nswaps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--race"))
       race = 1;
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+      seed = strtoull(argv[++i], NULL, 10);
     else {
       if (rank == 0) fprintf(stderr, "test_shm_alloc: unknown argument '%s'\n", argv[i]);
       MPI_Finalize();
@@ -201,7 +204,8 @@ int main(int argc, char **argv) {
     }
   }
   if (nspecs == 0) specs[nspecs++] = "shm";
-  rng = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+  rng = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1) + seed * 0xbf58476d1ce4e5b9ull;
+  if (!rng) rng = 1; /* xorshift state must not be 0 */
   int passed = 0, failed = 0;
   if (check_errors()) {
     failed++;

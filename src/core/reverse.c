@@ -206,16 +206,20 @@ int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays) {
 
 int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   struct hs_reverse *r = p->reverse;
-  if (r->nin) HS_MPI(MPI_Waitall(r->nin, r->ireq, MPI_STATUSES_IGNORE));
+  /* Steps in canonical order; a message is waited for only when its first step comes, so
+   * the self contributions and earlier messages are combined while later ones still move. */
   for (int i = 0; i < r->nsteps; i++) {
     const step *st = &r->steps[i];
     char *field = hs__field_ptr(p, arrays, st->dst->box.field);
+    if (!st->src && r->ireq[st->in] != MPI_REQUEST_NULL)
+      HS_MPI(MPI_Wait(&r->ireq[st->in], MPI_STATUS_IGNORE));
     if (st->src)
       combine_self(p, st->dst, st->src, field, op, r->bounce);
     else
       combine_in(p, st->dst, field, r->ibuf + r->ioff[st->in] + st->dst->msg_offset, op,
                  r->bounce);
   }
+  if (r->nin) HS_MPI(MPI_Waitall(r->nin, r->ireq, MPI_STATUSES_IGNORE)); /* messages no step used */
   if (r->nout) HS_MPI(MPI_Waitall(r->nout, r->oreq, MPI_STATUSES_IGNORE));
   return HS_OK;
 }

@@ -987,10 +987,10 @@ static hs_decomp make_decomp(app_ctx *a, const int global[3], const int procs[3]
   }
   for (int k = 0; k < 3; k++) {
     int n = hs_decomp_local_extent(d, k);
-    if (n < H)
+    if (n < H + 1) /* a face field sends 2 ghost faces beyond the shared one */
       app_fail(a, "grid smaller than the halo: %d cells in %c over %d ranks leave rank %d "
-                  "with %d, fewer than the depth %d",
-               global[k], "xyz"[k], hs_decomp_procs(d, k), a->rank, n, H);
+                  "with %d, fewer than %d (2 ghost faces and the shared face of bx, by, bz)",
+               global[k], "xyz"[k], hs_decomp_procs(d, k), a->rank, n, H + 1);
   }
   return d;
 }
@@ -1221,7 +1221,7 @@ int main(int argc, char **argv) {
     printf("alfven: %d steps to t = %.6f (%.3g periods): phase speed error %+.3e, amplitude "
            "ratio %.6f, L1 error %.4e\n",
            res->steps, res->t, res->t / Pb.period, res->D.phase_err, res->D.amp_ratio, res->D.l1);
-    printf("divb: max |div B| dx / max|B| over the run %.3e (checked every step; limit %g)\n",
+    printf("divb: max |div B| dx / max|B| over the run %.3e (checked every step, limit %g)\n",
            res->divb, DIVB_TOL);
     printf("setup %s: plans created in %.3e s (max over ranks)%s%s\n", o.tr.spec[t], T[t].setup,
            strcmp(sel, o.tr.spec[t]) ? ", selected " : "", strcmp(sel, o.tr.spec[t]) ? sel : "");

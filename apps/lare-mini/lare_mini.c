@@ -84,6 +84,7 @@ typedef struct {
 
 typedef struct {
   double rho0, p0, b0, amp, k[3], kmag, khat[3], e1[3], e2[3], omega, period;
+  double v0[3]; /* uniform background flow: the remap carries the wave (Doppler shift) */
 } problem;
 
 typedef struct {
@@ -482,7 +483,7 @@ static void state_free(state *S) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->p);
 }
 
-static void problem_init(problem *P, double amp) {
+static void problem_init(problem *P, double amp, double flow) {
   memset(P, 0, sizeof *P);
   P->rho0 = 1.0;
   P->p0 = 0.1;
@@ -497,8 +498,11 @@ static void problem_init(problem *P, double amp) {
   P->kmag = TWO_PI * s3;
   P->e1[0] = 1.0 / s2, P->e1[1] = -1.0 / s2, P->e1[2] = 0.0;
   P->e2[0] = 1.0 / s6, P->e2[1] = 1.0 / s6, P->e2[2] = -2.0 / s6;
-  P->omega = P->kmag * P->b0 / sqrt(P->rho0);
-  P->period = TWO_PI / P->omega;
+  P->period = TWO_PI / (P->kmag * P->b0 / sqrt(P->rho0)); /* in the fluid frame */
+  const double dir[3] = {1.0, 0.7, 0.4};
+  for (int a = 0; a < 3; a++) P->v0[a] = flow * dir[a];
+  P->omega = P->kmag * P->b0 / sqrt(P->rho0) + (P->k[0] * P->v0[0] + P->k[1] * P->v0[1]) +
+             P->k[2] * P->v0[2];
 }
 
 /* Coordinate of local point i on axis a: global index wrapped into the box (so the two ranks
@@ -535,7 +539,8 @@ static void state_init(state *S, const problem *P) {
       for (int i = 0; i <= nx; i++) {
         double x = coord(S, 0, i, 0), y = coord(S, 1, j, 0), z = coord(S, 2, k, 0);
         double ph = phase_at(P, x, y, z), cs = cos(ph), sn = sin(ph);
-        for (int d = 0; d < 3; d++) AT(S->v[d], i, j, k) = P->amp * (P->e1[d] * cs + P->e2[d] * sn);
+        for (int d = 0; d < 3; d++)
+          AT(S->v[d], i, j, k) = P->v0[d] + P->amp * (P->e1[d] * cs + P->e2[d] * sn);
       }
   /* B = B0 + discrete curl of the edge vector potential: div B = 0 to round-off. */
   for (int k = 0; k <= nz; k++)
@@ -723,6 +728,7 @@ static void diagnose(const state *S, const problem *P, int rank, int size, diag 
                                ((G(0, im, jm, k) + G(0, i, jm, k)) + (G(0, im, j, k) + G(0, i, j, k))));
           double vx = G(2, i, j, k), vy = G(3, i, j, k), vz = G(4, i, j, k);
           ekin += rv * ((vx * vx + vy * vy) + vz * vz);
+          vx -= P->v0[0], vy -= P->v0[1], vz -= P->v0[2]; /* the wave */
           /* wave diagnostics at the node (x, y, z) */
           double x = (double)i / N[0], y = (double)j / N[1], z = (double)k / N[2];
           double ph = phase_at(P, x, y, z);
@@ -845,7 +851,7 @@ static void run(state *S, plans *P, const problem *Pb, const runcfg *C, int rank
 /* ------------------------------------------------------------------ options */
 typedef struct {
   int global[3], procs[3], steps, rounds, warmup, verbose, nres, res[MAX_RES];
-  double periods, amp, cfl, expect_phase, expect_order;
+  double periods, amp, flow, cfl, expect_phase, expect_order;
   const char *json;
   app_transports tr;
 } options;
@@ -864,6 +870,7 @@ static void usage(void) {
       "  --steps N           run N steps (default: run --periods wave periods)\n"
       "  --periods P         simulated time in wave periods when --steps is not given (default 1)\n"
       "  --amp A             wave amplitude, velocity over Alfven speed (default 0.01)\n"
+      "  --flow U            background flow U*(1, 0.7, 0.4) carrying the wave (default 0)\n"
       "  --cfl C             Courant number on the fast speed (default 0.4)\n"
       "  --rounds R          runs per transport, transports interleaved (default 1)\n"
       "  --warmup W          untimed steps at the start of every run (default 1)\n"
@@ -945,6 +952,8 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       r = parse_double(a, k, v, 1e-6, 1e3, &o->periods);
     else if (!strcmp(k, "--amp"))
       r = parse_double(a, k, v, 0.0, 0.5, &o->amp);
+    else if (!strcmp(k, "--flow"))
+      r = parse_double(a, k, v, -2.0, 2.0, &o->flow);
     else if (!strcmp(k, "--cfl"))
       r = parse_double(a, k, v, 1e-3, 1.0, &o->cfl);
     else if (!strcmp(k, "--converge"))
@@ -998,7 +1007,7 @@ static hs_decomp make_decomp(app_ctx *a, const int global[3], const int procs[3]
 /* ------------------------------------------------------------------ accuracy study */
 static int converge(app_ctx *a, const options *o) {
   problem Pb;
-  problem_init(&Pb, o->amp);
+  problem_init(&Pb, o->amp, o->flow);
   runcfg C = {0, o->periods * Pb.period, o->cfl, 0};
   double err[MAX_RES] = {0}, ph[MAX_RES] = {0};
   int bad = 0;
@@ -1095,7 +1104,7 @@ int main(int argc, char **argv) {
   state_alloc(&a, &S, d);
   if (app_agree(&a)) goto fail;
   problem Pb;
-  problem_init(&Pb, o.amp);
+  problem_init(&Pb, o.amp, o.flow);
   runcfg C = {o.steps, o.periods * Pb.period, o.cfl, o.warmup};
   int nt = o.tr.n;
   trun *T = calloc((size_t)nt, sizeof *T);

@@ -299,20 +299,21 @@ static void sweep(state *S, plans *P, int a, const int pass[3], double dt) {
    * so div B does not change. */
   {
     rview Ba = rot(&S->b[a], a), Bb = rot(&S->b[b], a), Bc = rot(&S->b[c], a);
+    rview Hb = rot(&S->b1[b], a), Hc = rot(&S->b1[c], a); /* half-step B: time-centred */
     rview F = rot(&S->w1, a), G = rot(&S->w2, a);
     for (int k = 0; k < nc; k++)
       for (int j = 0; j <= nb; j++)
         for (int i = 0; i <= na; i++) {
           double u = 0.5 * (R(va, i, j, k) + R(va, i, j, k + 1));
-          R(F, i, j, k) = u * muscl(R(Bb, i - 2, j, k), R(Bb, i - 1, j, k), R(Bb, i, j, k),
-                                    R(Bb, i + 1, j, k), u, fabs(u) * la);
+          R(F, i, j, k) = u * muscl(R(Hb, i - 2, j, k), R(Hb, i - 1, j, k), R(Hb, i, j, k),
+                                    R(Hb, i + 1, j, k), u, 0.0);
         }
     for (int k = 0; k <= nc; k++)
       for (int j = 0; j < nb; j++)
         for (int i = 0; i <= na; i++) {
           double u = 0.5 * (R(va, i, j, k) + R(va, i, j + 1, k));
-          R(G, i, j, k) = u * muscl(R(Bc, i - 2, j, k), R(Bc, i - 1, j, k), R(Bc, i, j, k),
-                                    R(Bc, i + 1, j, k), u, fabs(u) * la);
+          R(G, i, j, k) = u * muscl(R(Hc, i - 2, j, k), R(Hc, i - 1, j, k), R(Hc, i, j, k),
+                                    R(Hc, i + 1, j, k), u, 0.0);
         }
     for (int k = 0; k < nc; k++)
       for (int j = 0; j <= nb; j++)

@@ -12,10 +12,10 @@
  * Lorentz forces at the nodes, pdV work in the cells) followed by a remap sweep per axis (mass,
  * energy and momentum fluxes, MUSCL with a monotonised-central limiter) in which B moves by
  * constrained transport: each sweep updates the face fields by the discrete curl of one part
- * of the edge EMF -v x B, so div B stays at round-off. Exchanges per step, as Lare3d's
- * non-CAUCHY path: bfield (half-step B), remap_v (half-step v), velocity, energy+density+velocity
- * (end of the Lagrangian step); per sweep the mass flux along the sweep axis only, then every
- * field; a final bfield.
+ * of the edge EMF -v x B (half-step v and half-step B), so div B stays at round-off.
+ * Exchanges per step, as Lare3d's non-CAUCHY path: bfield (half-step B), remap_v (half-step v),
+ * velocity, energy+density+velocity (end of the Lagrangian step); per sweep the mass flux along
+ * the sweep axis only, then every field; a final bfield.
  * Every owned value is computed by the same expression from the same inputs whatever the
  * decomposition, so results are bit-identical across transports and rank counts. */
 #include "app_common.h"
@@ -295,8 +295,10 @@ static void sweep(state *S, plans *P, int a, const int pass[3], double dt) {
 
   const rview va = rot(&S->v1[a], a);
   /* Constrained transport of B (Evans & Hawley): F = v_a B_b on the c-edges, G = v_a B_c on
-   * the b-edges, B_b upwinded along a. Each flux enters two face fields with opposite signs,
-   * so div B does not change. */
+   * the b-edges, with the half-step B of the predictor upwinded along a (already time-centred,
+   * so no Lax-Wendroff term: with B^n here the coupling of the wave to a background flow would
+   * be first order in time). Each flux enters two face fields with opposite signs, so div B
+   * does not change. */
   {
     rview Ba = rot(&S->b[a], a), Bb = rot(&S->b[b], a), Bc = rot(&S->b[c], a);
     rview Hb = rot(&S->b1[b], a), Hc = rot(&S->b1[c], a); /* half-step B: time-centred */

@@ -5,7 +5,7 @@ For every MPI library given (each built in BUILD/<mpi>), it runs hs_bench (commu
 per swap of every transport against the memcpy limit, interleaved in one launch) for the MONC
 case at 2 ranks, weak and strong scaling over rank counts (oversubscribed points are marked),
 a message-size sweep, the OSU-style one-sided micro-benchmarks (hs_osu, hs_osu_shmem) and the
-mini-apps (monc-mini, brams-mini) when they are built.
+mini-apps (monc-mini, brams-mini, lare-mini) when they are built.
 
   python3 bench/study.py --build build --mpis openmpi mpich --preset standard
 
@@ -28,6 +28,9 @@ ROOT = os.path.dirname(HERE)
 
 MONC = ["--local", "16,16,256", "--depth", "2", "--stencil", "box", "--fields", "30",
         "--periodic", "1,1,0", "--procs", "0,0,1"]
+
+# Extra arguments per mini-app (lare-mini: transports interleaved over rounds, median taken).
+APP_ARGS = {"lare-mini": ["--rounds", "3"]}
 
 PRESETS = {
     # name: settings
@@ -231,6 +234,7 @@ class Study:
             return
         js = os.path.join(self.raw, "%s-%s.json" % (mpi.name, app))
         argv = [exe, "--transport", "all", "--steps", str(self.p["apps_steps"]), "--json", js]
+        argv += APP_ARGS.get(app, [])
         r = self.run(mpi, 2, argv, app)
         if r is None:
             return
@@ -240,6 +244,9 @@ class Study:
         except (OSError, ValueError) as e:
             self.failures.append("%s: cannot read %s: %s" % (mpi.name, js, e))
             return
+        for u in doc.get("unavailable", []) if isinstance(doc, dict) else []:
+            self.notes.append("%s: %s: transport `%s` cannot serve its fields: %s"
+                              % (mpi.name, app, u.get("transport"), u.get("reason")))
         for run in find_runs(doc):
             run["app"] = app
             run["mpi_name"] = mpi.name
@@ -248,7 +255,7 @@ class Study:
     def go(self):
         p = self.p
         nm = len(self.mpis)
-        self.nsteps = nm * (1 + len(p["weak_ranks"]) + len(p["strong_ranks"]) + 1 + 2 + 1) + \
+        self.nsteps = nm * (1 + len(p["weak_ranks"]) + len(p["strong_ranks"]) + 1 + 3 + 1) + \
             sum(1 for m in self.mpis if m.exe("bench/hs_osu_shmem"))
         for mpi in self.mpis:
             if not mpi.exe("bench/hs_bench"):
@@ -293,7 +300,7 @@ class Study:
             self.bench(mpi, 2, "sweep", sw, p["sweep"], "message-size sweep")
         # 5. mini-apps
         for mpi in self.mpis:
-            for app in ("monc-mini", "brams-mini"):
+            for app in ("monc-mini", "brams-mini", "lare-mini"):
                 self.app_run(mpi, app)
         self.write()
 

@@ -32,6 +32,12 @@ module haloswap_geometry
      integer(c_int) :: stagger(3) = 0, owner(3) = 0
   end type haloswap_gfield
 
+  type :: arrays_c
+     integer(c_int) :: n = 0
+     integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:)
+     type(c_ptr), allocatable :: datas(:)
+  end type arrays_c
+
   !> f = haloswap_gfield(a, halo_lo [, layout] [, comp_first]): a is a rank-2, 3 or 4 array of
   !> real(4), real(8), integer(4) or integer(8). halo_lo(i): the points of dimension i below
   !> the interior, in the array's declared order (EPIC field(-1:nz+1, lo(2)-1:hi(2)+2, ...)
@@ -86,6 +92,30 @@ module haloswap_geometry
        type(c_ptr), value :: p
        integer(c_int), value :: op
      end function c_accumulate_fill
+     integer(c_int) function c_reverse_start_a(p, op, n, kinds, datas, ranks, layouts, cf, &
+          shapes, hlo) bind(c, name="hs_f_reverse_start_arrays")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+       integer(c_int), value :: op, n
+       integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
+       type(c_ptr), intent(in) :: datas(*)
+     end function c_reverse_start_a
+     integer(c_int) function c_reverse_complete_a(p, n, kinds, datas, ranks, layouts, cf, &
+          shapes, hlo) bind(c, name="hs_f_reverse_complete_arrays")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+       integer(c_int), value :: n
+       integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
+       type(c_ptr), intent(in) :: datas(*)
+     end function c_reverse_complete_a
+     integer(c_int) function c_accumulate_fill_a(p, op, n, kinds, datas, ranks, layouts, cf, &
+          shapes, hlo) bind(c, name="hs_f_accumulate_fill_arrays")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+       integer(c_int), value :: op, n
+       integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
+       type(c_ptr), intent(in) :: datas(*)
+     end function c_accumulate_fill_a
      integer(c_int) function c_swap_test(p, done) bind(c, name="hs_f_swap_test")
        import :: c_int, c_ptr
        type(c_ptr), value :: p
@@ -315,37 +345,85 @@ contains
     hs%swap_in_progress = .false.
   end subroutine haloswap_geometry_init
 
-  !> Reverse exchange of the registered arrays: every halo point the forward swap writes is
-  !> combined into its owner's interior point (op: HALOSWAP_OP_SUM, _MAX, _MIN, _REPLACE),
-  !> deterministically (canonical order). Halos are left as they were.
-  subroutine haloswap_reverse(hs, op, ierr)
+  !> Reverse exchange: every halo point the forward swap writes is combined into its owner's
+  !> interior point (op: HALOSWAP_OP_SUM, _MAX, _MIN, _REPLACE), deterministically (canonical
+  !> order). Halos are left as they were. arrays: this call's arrays instead of the registered
+  !> ones (haloswap_gfield of each, same kind, shape, halos and components as registered;
+  !> anything else is an error on every rank and nothing moves).
+  subroutine haloswap_reverse(hs, op, ierr, arrays)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(in) :: op
     integer, intent(out) :: ierr
-    call haloswap_reverse_start(hs, op, ierr)
-    if (ierr == HALOSWAP_OK) call haloswap_reverse_complete(hs, ierr)
+    type(haloswap_gfield), intent(in), optional :: arrays(:)
+    call haloswap_reverse_start(hs, op, ierr, arrays)
+    if (ierr == HALOSWAP_OK) call haloswap_reverse_complete(hs, ierr, arrays)
   end subroutine haloswap_reverse
 
-  subroutine haloswap_reverse_start(hs, op, ierr)
+  subroutine haloswap_reverse_start(hs, op, ierr, arrays)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(in) :: op
     integer, intent(out) :: ierr
-    ierr = int(c_reverse_start(hs%plan, int(op, c_int)))
+    type(haloswap_gfield), intent(in), optional :: arrays(:)
+    type(arrays_c) :: a
+    if (present(arrays)) then
+      call flatten(arrays, a)
+      ierr = int(c_reverse_start_a(hs%plan, int(op, c_int), a%n, a%kinds, a%datas, a%ranks, &
+           a%layouts, a%cf, a%shapes, a%hlo))
+    else
+      ierr = int(c_reverse_start(hs%plan, int(op, c_int)))
+    end if
   end subroutine haloswap_reverse_start
 
-  subroutine haloswap_reverse_complete(hs, ierr)
+  !> arrays: the same as given to haloswap_reverse_start (or none if none were).
+  subroutine haloswap_reverse_complete(hs, ierr, arrays)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
-    ierr = int(c_reverse_complete(hs%plan))
+    type(haloswap_gfield), intent(in), optional :: arrays(:)
+    type(arrays_c) :: a
+    if (present(arrays)) then
+      call flatten(arrays, a)
+      ierr = int(c_reverse_complete_a(hs%plan, a%n, a%kinds, a%datas, a%ranks, a%layouts, &
+           a%cf, a%shapes, a%hlo))
+    else
+      ierr = int(c_reverse_complete(hs%plan))
+    end if
   end subroutine haloswap_reverse_complete
 
   !> Reverse then forward (EPIC's field_halo_swap after a parcel-to-grid deposit).
-  subroutine haloswap_accumulate_fill(hs, op, ierr)
+  subroutine haloswap_accumulate_fill(hs, op, ierr, arrays)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(in) :: op
     integer, intent(out) :: ierr
-    ierr = int(c_accumulate_fill(hs%plan, int(op, c_int)))
+    type(haloswap_gfield), intent(in), optional :: arrays(:)
+    type(arrays_c) :: a
+    if (present(arrays)) then
+      call flatten(arrays, a)
+      ierr = int(c_accumulate_fill_a(hs%plan, int(op, c_int), a%n, a%kinds, a%datas, a%ranks, &
+           a%layouts, a%cf, a%shapes, a%hlo))
+    else
+      ierr = int(c_accumulate_fill(hs%plan, int(op, c_int)))
+    end if
   end subroutine haloswap_accumulate_fill
+
+  ! The per-call arrays as the C side takes them (checked there against the registered fields).
+  subroutine flatten(arrays, a)
+    type(haloswap_gfield), intent(in) :: arrays(:)
+    type(arrays_c), intent(out) :: a
+    integer :: i, n
+    n = size(arrays)
+    a%n = int(n, c_int)
+    allocate(a%kinds(max(n, 1)), a%ranks(max(n, 1)), a%layouts(max(n, 1)), a%cf(max(n, 1)), &
+         a%shapes(4 * max(n, 1)), a%hlo(4 * max(n, 1)), a%datas(max(n, 1)))
+    do i = 1, n
+      a%kinds(i) = arrays(i)%kind
+      a%ranks(i) = arrays(i)%rank
+      a%layouts(i) = arrays(i)%layout
+      a%cf(i) = arrays(i)%comp_first
+      a%datas(i) = arrays(i)%data
+      a%shapes(4 * i - 3:4 * i) = arrays(i)%shp
+      a%hlo(4 * i - 3:4 * i) = arrays(i)%halo_lo
+    end do
+  end subroutine flatten
 
   !> Progress a started swap (initiate_nonblocking_halo_swap) without blocking; done once
   !> every halo point is written. Complete it with complete_nonblocking_halo_swap.

@@ -7,26 +7,26 @@
 #include <stdlib.h>
 
 /* Fortran layouts: 0 = field(z,y,x) (z fastest), 1 = field(x,y,z). */
-static int describe(hs_decomp d, int f, int kind, void *data, int rank, int layout, int cfirst,
-                    const int *shp, const int *hlo, const int *dset, const int *dlo,
-                    const int *dhi, const int *stag, const int *own, hs_field *out) {
-  const char *who = "haloswap_geometry_init";
+static int describe(const char *who, const char *arg, hs_decomp d, int f, int kind, void *data,
+                    int rank, int layout, int cfirst, const int *shp, const int *hlo,
+                    const int *dset, const int *dlo, const int *dhi, const int *stag,
+                    const int *own, hs_field *out) {
   if (kind == -2)
-    return hs__error(HS_ERR_ARG, "%s: fields(%d) is not contiguous; pass the whole array", who,
+    return hs__error(HS_ERR_ARG, "%s: %s(%d) is not contiguous; pass the whole array", who, arg,
                      f + 1);
   if (kind == -3)
-    return hs__error(HS_ERR_ARG, "%s: fields(%d): halo_lo needs one entry per array dimension "
-                                 "(%d)", who, f + 1, rank);
+    return hs__error(HS_ERR_ARG, "%s: %s(%d): halo_lo needs one entry per array dimension "
+                                 "(%d)", who, arg, f + 1, rank);
   if (layout != 0 && layout != 1)
-    return hs__error(HS_ERR_ARG, "%s: fields(%d): layout = %d, must be HALOSWAP_LAYOUT_ZYX or "
-                                 "HALOSWAP_LAYOUT_XYZ", who, f + 1, layout);
+    return hs__error(HS_ERR_ARG, "%s: %s(%d): layout = %d, must be HALOSWAP_LAYOUT_ZYX or "
+                                 "HALOSWAP_LAYOUT_XYZ", who, arg, f + 1, layout);
   int nd = d->ndims, spatial = rank, comp_dim = -1;
   if (rank == nd + 1) {
     spatial = nd;
     comp_dim = cfirst ? 0 : rank - 1;
   } else if (rank != nd && !(nd == 3 && rank == 2)) {
-    return hs__error(HS_ERR_ARG, "%s: fields(%d) has rank %d; with a %d-D grid a field has rank "
-                                 "%d, %d with a component dimension%s", who, f + 1, rank, nd, nd,
+    return hs__error(HS_ERR_ARG, "%s: %s(%d) has rank %d; with a %d-D grid a field has rank "
+                                 "%d, %d with a component dimension%s", who, arg, f + 1, rank, nd, nd,
                      nd + 1, nd == 3 ? ", or 2 (a 2-D field)" : "");
   }
   *out = hs_field_array((hs_type)kind, data, layout ? HS_LAYOUT_XFAST : HS_LAYOUT_ZFAST, 0);
@@ -47,9 +47,9 @@ static int describe(hs_decomp d, int f, int kind, void *data, int rank, int layo
     int hi = ext - lo - n;
     if (lo < 0 || hi < 0)
       return hs__error(HS_ERR_ARG,
-                       "%s: fields(%d) dimension %d (axis %d) has %d points: %d below the "
+                       "%s: %s(%d) dimension %d (axis %d) has %d points: %d below the "
                        "interior + %d interior%s leaves %d above; must be >= 0",
-                       who, f + 1, dim[a] + 1, a + 1, ext, lo, n,
+                       who, arg, f + 1, dim[a] + 1, a + 1, ext, lo, n,
                        stag[a] ? " (cells + 1, staggered)" : "", hi);
     hs_field_set_halo(out, a, lo, hi);
     if (dset[a]) hs_field_set_depth(out, a, dlo[a], dhi[a]);
@@ -71,7 +71,8 @@ int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *cons
   hs_field *fields = calloc((size_t)(nfields > 0 ? nfields : 1), sizeof *fields);
   if (!fields) rc = hs__error(HS_ERR_NOMEM, "haloswap_geometry_init: out of memory");
   for (int f = 0; f < nfields && rc == HS_OK; f++)
-    rc = describe(d, f, kinds[f], datas[f], ranks[f], layouts[f], cfirst[f], shapes + 4 * f,
+    rc = describe("haloswap_geometry_init", "fields", d, f, kinds[f], datas[f], ranks[f],
+                  layouts[f], cfirst[f], shapes + 4 * f,
                   hlo + 4 * f, dset + 3 * f, dlo + 3 * f, dhi + 3 * f, stag + 3 * f, own + 3 * f,
                   &fields[f]);
   rc = hs__agree(d->comm, rc);
@@ -89,9 +90,82 @@ int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *cons
   return rc;
 }
 
+static const char *const kind_name[4] = {"real(8)", "real(4)", "integer(4)", "integer(8)"};
+
+/* Per-call arrays of a geometry plan: each must be what field f was registered as (kind,
+ * layout, halos below and above on every axis, components), so the exchange cannot read or
+ * write outside it. Collective: a mistake on one rank fails the call on every rank, and
+ * nothing is started. */
+static int check_arrays(hs_plan p, const char *who, int nfields, const int *kinds,
+                        void *const *datas, const int *ranks, const int *layouts,
+                        const int *cfirst, const int *shapes, const int *hlo) {
+  int rc = HS_OK;
+  if (!p) return hs__error(HS_ERR_ARG, "%s: the plan was not created", who);
+  if (nfields != p->nfields)
+    rc = hs__error(HS_ERR_ARG, "%s: %d arrays given, but the plan has %d fields", who, nfields,
+                   p->nfields);
+  for (int f = 0; f < nfields && rc == HS_OK; f++) {
+    const hs_field *r = &p->user_fields[f];
+    int zero[3] = {0, 0, 0}, stag[3], own[3];
+    for (int a = 0; a < 3; a++) {
+      stag[a] = r->stagger[a] == HS_STAGGER_NODE;
+      own[a] = r->owner[a];
+    }
+    hs_field g;
+    rc = describe(who, "arrays", p->decomp, f, kinds[f], datas[f], ranks[f], layouts[f],
+                  cfirst[f], shapes + 4 * f, hlo + 4 * f, zero, zero, zero, stag, own, &g);
+    if (rc != HS_OK) break;
+    if (g.type != r->type)
+      rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) is %s but field %d was registered as %s", who,
+                     f + 1, kind_name[g.type & 3], f + 1, kind_name[r->type & 3]);
+    else if (g.layout != r->layout)
+      rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) has layout %s but field %d was registered with "
+                     "%s", who, f + 1, g.layout == HS_LAYOUT_XFAST ? "XYZ" : "ZYX", f + 1,
+                     r->layout == HS_LAYOUT_XFAST ? "XYZ" : "ZYX");
+    else if ((g.ncomp > 1 ? g.ncomp : 1) != (r->ncomp > 1 ? r->ncomp : 1) ||
+             (g.ncomp > 1 && g.comp_order != r->comp_order))
+      rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) has %d components (%s) but field %d was "
+                     "registered with %d", who, f + 1, g.ncomp > 1 ? g.ncomp : 1,
+                     g.comp_order == HS_COMP_FASTEST ? "first dimension" : "last dimension",
+                     f + 1, r->ncomp > 1 ? r->ncomp : 1);
+    for (int a = 0; a < p->decomp->ndims && rc == HS_OK; a++) {
+      int rlo = r->halo[a], rhi = r->halo_hi_set[a] ? r->halo_hi[a] : r->halo[a];
+      int glo = g.halo[a], ghi = g.halo_hi_set[a] ? g.halo_hi[a] : g.halo[a];
+      if (g.extent[a] != r->extent[a] && !(g.extent[a] <= 1 && r->extent[a] <= 1))
+        rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) is %s on axis %d but field %d was "
+                       "registered %s", who, f + 1, g.extent[a] == 1 ? "2-D" : "3-D", a + 1,
+                       f + 1, r->extent[a] == 1 ? "2-D" : "3-D");
+      else if (glo != rlo || ghi != rhi)
+        rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) has %d points below and %d above the "
+                       "interior on axis %d, but field %d was registered with %d and %d", who,
+                       f + 1, glo, ghi, a + 1, f + 1, rlo, rhi);
+    }
+    if (rc == HS_OK && !datas[f])
+      rc = hs__error(HS_ERR_ARG, "%s: arrays(%d) has no data (an empty array)", who, f + 1);
+  }
+  return hs__agree(p->comm, rc);
+}
+
+#define HS_F_ARRAYS_ARGS                                                                      \
+  int nfields, const int *kinds, void *const *datas, const int *ranks, const int *layouts,    \
+      const int *cfirst, const int *shapes, const int *hlo
+#define HS_F_ARRAYS_PASS nfields, kinds, datas, ranks, layouts, cfirst, shapes, hlo
+
 int hs_f_reverse_start(hs_plan p, int op) { return hs_reverse_start(p, (hs_op)op, NULL); }
 int hs_f_reverse_complete(hs_plan p) { return hs_reverse_complete(p, NULL); }
 int hs_f_accumulate_fill(hs_plan p, int op) { return hs_accumulate_fill(p, (hs_op)op, NULL); }
+int hs_f_reverse_start_arrays(hs_plan p, int op, HS_F_ARRAYS_ARGS) {
+  int rc = check_arrays(p, "haloswap_reverse_start", HS_F_ARRAYS_PASS);
+  return rc == HS_OK ? hs_reverse_start(p, (hs_op)op, datas) : rc;
+}
+int hs_f_reverse_complete_arrays(hs_plan p, HS_F_ARRAYS_ARGS) {
+  int rc = check_arrays(p, "haloswap_reverse_complete", HS_F_ARRAYS_PASS);
+  return rc == HS_OK ? hs_reverse_complete(p, datas) : rc;
+}
+int hs_f_accumulate_fill_arrays(hs_plan p, int op, HS_F_ARRAYS_ARGS) {
+  int rc = check_arrays(p, "haloswap_accumulate_fill", HS_F_ARRAYS_PASS);
+  return rc == HS_OK ? hs_accumulate_fill(p, (hs_op)op, datas) : rc;
+}
 int hs_f_swap_test(hs_plan p, int *done) { return hs_swap_test(p, NULL, done); }
 
 int hs_f_overlap_stats(hs_plan p, double *total, double *exposed, double *test) {

@@ -74,6 +74,12 @@ contains
     integer(4), allocatable :: cnt(:,:,:)
     integer(8), allocatable :: cnt8(:,:,:)
     real(8), allocatable :: surf(:,:)
+    ! per-call arrays (the registered ones must stay untouched), and one of the wrong shape
+    real(8), allocatable :: q2(:,:,:), vort2(:,:,:,:), surf2(:,:), qbad(:,:,:)
+    real(4), allocatable :: b2(:,:,:)
+    integer(4), allocatable :: cnt2(:,:,:)
+    integer(8), allocatable :: cnt82(:,:,:)
+    type(haloswap_gfield) :: g(6)
     integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy, iter
     logical :: own, wr, done
     nbad = 0
@@ -199,6 +205,49 @@ contains
         if (any(cnt(0:nz-1, j, i) /= want)) nbad = nbad + 1
       end do
     end do
+    ! reverse with per-call arrays: the same sums land in the per-call arrays; the registered
+    ! ones keep what they hold; a per-call array of the wrong shape is an error, nothing moves
+    allocate(q2, mold=q); allocate(b2, mold=b); allocate(cnt2, mold=cnt)
+    allocate(cnt82, mold=cnt8); allocate(vort2, mold=vort); allocate(surf2, mold=surf)
+    allocate(qbad(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+2))
+    q2 = 0; b2 = 0; cnt82 = 0; vort2 = 0; cnt2 = -5; surf2 = 0; qbad = 0
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
+        surf2(j, i) = merge(0d0, 1d0, own)
+        cnt2(0:nz-1, j, i) = merge(0, 1, own)
+      end do
+    end do
+    cnt = -9
+    g(1) = haloswap_gfield(q2, [1, 1, 1])
+    g(2) = haloswap_gfield(b2, [1, 1, 1])
+    g(3) = haloswap_gfield(cnt2, [1, 1, 1])
+    g(4) = haloswap_gfield(cnt82, [1, 1, 1])
+    g(5) = haloswap_gfield(vort2, [1, 1, 1, 0])
+    g(6) = haloswap_gfield(surf2, [1, 1])
+    call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr, arrays=g)
+    if (ierr /= HALOSWAP_OK) then
+      nbad = nbad + 1
+      if (rank == 0) print *, 'epic per-call reverse: ', haloswap_error_message()
+    end if
+    if (any(cnt /= -9)) nbad = nbad + 1
+    do i = ox, ox + lx - 1
+      do j = oy, oy + ly - 1
+        want = copies(i - ox, lx, 1, 2, 0) * copies(j - oy, ly, 1, 2, 0) - 1
+        if (surf2(j, i) /= real(want, 8)) nbad = nbad + 1
+        if (any(cnt2(0:nz-1, j, i) /= want)) nbad = nbad + 1
+      end do
+    end do
+    g(1) = haloswap_gfield(qbad, [1, 1, 1])
+    call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr, arrays=g)
+    if (ierr /= HALOSWAP_ERR_ARG .or. index(haloswap_error_message(), "arrays(1)") == 0) then
+      nbad = nbad + 1
+      if (rank == 0) print *, 'epic wrong-shape per-call reverse: ierr ', ierr, ' ', &
+           trim(haloswap_error_message())
+    end if
+    if (any(qbad /= 0)) nbad = nbad + 1
+    call haloswap_accumulate_fill(hs, HALOSWAP_OP_SUM, ierr, arrays=g(1:5))
+    if (ierr /= HALOSWAP_ERR_ARG) nbad = nbad + 1
     if (nbad > 0) print '(a,i0,a,i0,a)', '[rank ', rank, '] epic: ', nbad, ' wrong points'
     call finalise_halo_communication(hs, ierr)
     call haloswap_decomposition_free(d, ierr)

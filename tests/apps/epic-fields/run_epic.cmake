@@ -6,6 +6,8 @@
 #                 printed as skips.
 #   EXPECT_FAIL:  the run must fail, and its output must match this regex (a wrong method the
 #                 checks must reject).
+#   EXPECT_UNAVAILABLE: a transport that must be reported unavailable (with the library's
+#                 reason), the others still run and pass.
 #   JSON=1:       also write --json and check that it parses and agrees with the output.
 # Variables: MPIEXEC, OVERSUB, NPFLAG, PREFLAGS, NP, EXE, ARGS (lists separated by "|").
 cmake_minimum_required(VERSION 3.18)
@@ -30,6 +32,9 @@ if(EXPECT_FAIL)
 endif()
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\nepic-fields: PASS")
   message(FATAL_ERROR "epic-fields ${ARGS} on ${NP} ranks: exit ${rc}\n${out}\n${err}")
+endif()
+if(EXPECT_UNAVAILABLE AND NOT out MATCHES "\ntransport ${EXPECT_UNAVAILABLE} unavailable: [^\n]+")
+  message(FATAL_ERROR "transport ${EXPECT_UNAVAILABLE} was not reported unavailable:\n${out}")
 endif()
 string(REPLACE ";" "," text "${out}")
 string(REPLACE "\n" ";" lines "${text}")

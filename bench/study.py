@@ -302,6 +302,8 @@ class Study:
         for mpi in self.mpis:
             for app in ("monc-mini", "brams-mini", "lare-mini"):
                 self.app_run(mpi, app)
+            self.nsteps += 1  # epic-fields: its methods include epic-ref (EPIC's own exchange)
+            self.app_run(mpi, "epic-fields")
         self.write()
 
     # ---------------------------------------------------------------- output
@@ -870,6 +872,7 @@ def render_report(st, plots):
                 "%.3e" % ps["step"] if "step" in ps else "-",
                 "%.3e" % ps["comm"] if "comm" in ps else "-", same))
         L.append("")
+    L.extend(epic_fields_table(st.apps))
     app_notes = [n for n in st.notes if "mini" in n]
     for n in app_notes:
         L.append("- " + n)
@@ -902,6 +905,39 @@ def render_report(st, plots):
     L.extend(st.commands)
     L.append("```\n")
     return "\n".join(L)
+
+
+def epic_fields_table(apps):
+    """epic-fields: every method's exchange time against epic-ref (docs/mini-apps.md)."""
+    runs = [a for a in apps if a.get("app") == "epic-fields"]
+    if not runs:
+        return []
+    L = ["### epic-fields: exchange per step against EPIC's own exchange (`epic-ref`)\n",
+         "Seconds per step, max over ranks of the per-rank mean over the timed steps (after "
+         "warm-up; every exchange timed from a barrier; methods interleaved step by step), and "
+         "median [min-max] over the steps of the per-step max over ranks. `epic-ref`: Irecv/Send "
+         "with buffers allocated per call, as EPIC's field_mpi.f90; it sums the reverse in EPIC's "
+         "order, so its grid bits differ from haloswap's canonical order (both pass the serial "
+         "check).\n",
+         "| MPI | method | par2grid | grid2par | surface | exchange | median [min-max] | vs epic-ref: "
+         "exchange (median) | serial check |",
+         "|---|---|---:|---:|---:|---:|---|---:|---|"]
+    for a in runs:
+        if a.get("status") != "ok":
+            L.append("| %s | `%s` | unavailable: %s | | | | | | |" % (
+                a["mpi_name"], a.get("transport"), a.get("reason", "?")))
+            continue
+        ps, ex, se = a.get("per_step_max", {}), a.get("exchange_per_step", {}), a.get("serial", {})
+        f = lambda v: "%.3e" % v if isinstance(v, (int, float)) else "-"
+        L.append("| %s | `%s` | %s | %s | %s | %s | %s [%s-%s] | %s | %s |" % (
+            a["mpi_name"], a.get("transport"), f(ps.get("comm_par2grid")),
+            f(ps.get("comm_grid2par")), f(ps.get("comm_surface")), f(ps.get("comm")),
+            f(ex.get("median")), f(ex.get("min")), f(ex.get("max")),
+            "%.2f (%.2f)" % (a["vs_epic_ref"], a.get("vs_epic_ref_median", float("nan")))
+            if "vs_epic_ref" in a else "-",
+            ("pass" if se.get("pass") else "FAIL") if se else "-"))
+    L.append("")
+    return L
 
 
 def ensure_matplotlib():

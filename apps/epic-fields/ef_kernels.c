@@ -1,0 +1,429 @@
+/* epic-fields: the per-rank work of EPIC's par2grid and grid2par (parcel_interpl.f90), its
+ * trilinear weights (interpl.f90) and ellipsoid support points (parcel_ellipsoid.f90), written
+ * from their documented behaviour. One code path serves a rank's block and the serial
+ * reference (whole grid, periodic wrap by index arithmetic), so the arithmetic per parcel and
+ * per grid point is the same in both. */
+#include "ef.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ef_box_init(ef_box *e, const pc_box *b, double min_vratio) {
+  e->b = *b;
+  for (int a = 0; a < 3; a++) e->dxi[a] = 1.0 / b->dx[a];
+  e->vmin = pc_vmin(b, min_vratio);
+  e->zdepth = b->origin[2] + b->dx[2]; /* the lowest grid layer, as EPIC's flux set-ups */
+}
+
+double ef_humidity(const pc_parcel *p) {
+  /* Parcel files and the generator carry no humidity: derive one from the parcel. */
+  return EF_Q0 * (0.8 + 0.1 * p->a[BUOY]);
+}
+
+/* Cyclic Jacobi rotations on a symmetric 3x3 matrix: eigenvalues D (descending) and unit
+ * eigenvectors in the columns of V. */
+static void eig3(const double A[3][3], double D[3], double V[3][3]) {
+  double a[3][3];
+  memcpy(a, A, sizeof a);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) V[i][j] = i == j ? 1.0 : 0.0;
+  for (int sweep = 0; sweep < 50; sweep++) {
+    int rotated = 0;
+    for (int p = 0; p < 2; p++)
+      for (int q = p + 1; q < 3; q++) {
+        double apq = a[p][q];
+        if (fabs(apq) <= 1e-18 * (fabs(a[p][p]) + fabs(a[q][q]))) continue;
+        rotated = 1;
+        double theta = (a[q][q] - a[p][p]) / (2.0 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+        double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+        a[p][p] -= t * apq;
+        a[q][q] += t * apq;
+        a[p][q] = a[q][p] = 0.0;
+        for (int r = 0; r < 3; r++) {
+          if (r != p && r != q) {
+            double arp = a[r][p], arq = a[r][q];
+            a[r][p] = a[p][r] = c * arp - s * arq;
+            a[r][q] = a[q][r] = s * arp + c * arq;
+          }
+          double vrp = V[r][p], vrq = V[r][q];
+          V[r][p] = c * vrp - s * vrq;
+          V[r][q] = s * vrp + c * vrq;
+        }
+      }
+    if (!rotated) break;
+  }
+  for (int i = 0; i < 3; i++) D[i] = a[i][i];
+  for (int i = 0; i < 2; i++) /* selection sort, descending */
+    for (int j = i + 1; j < 3; j++)
+      if (D[j] > D[i]) {
+        double t = D[i];
+        D[i] = D[j];
+        D[j] = t;
+        for (int r = 0; r < 3; r++) {
+          t = V[r][i];
+          V[r][i] = V[r][j];
+          V[r][j] = t;
+        }
+      }
+}
+
+void ef_support_points(const pc_parcel *p, double pts[12]) {
+  const double *a = p->a;
+  double B[3][3] = {{a[B11], a[B12], a[B13]}, {a[B12], a[B22], a[B23]}, {a[B13], a[B23], pc_b33(p)}};
+  double D[3], V[3][3];
+  eig3(B, D, V);
+  /* Points at angles pi/4 + j pi/2 on the ellipse of the two largest axes, scaled by
+   * sqrt(2/5), with the smallest axis removed (EPIC's Veta, Vtau). */
+  const double rho = sqrt(2.0 / 5.0);
+  double se = sqrt(fabs(D[0] - D[2])) * rho, st = sqrt(fabs(D[1] - D[2])) * rho;
+  for (int j = 0; j < 4; j++) {
+    double th = (2 * j + 1) * (PC_PI / 4.0), c = cos(th), s = sin(th);
+    for (int r = 0; r < 3; r++) pts[3 * j + r] = a[PX + r] + (se * V[r][0]) * c + (st * V[r][1]) * s;
+  }
+}
+
+/* EPIC's trilinear: lower grid point (global) and weights w[k][j][i]. */
+static void trilinear(const ef_box *e, const double pos[3], long idx[3], double w[2][2][2]) {
+  double f[3];
+  for (int a = 0; a < 3; a++) {
+    double x = (pos[a] - e->b.origin[a]) * e->dxi[a];
+    idx[a] = (long)floor(x);
+    f[a] = x - (double)idx[a];
+  }
+  double px = f[0], pxc = 1.0 - px, py = f[1], pyc = 1.0 - py, pz = f[2], pzc = 1.0 - pz;
+  double w00 = pyc * pxc, w10 = pyc * px, w01 = py * pxc, w11 = py * px;
+  w[0][0][0] = pzc * w00;
+  w[0][0][1] = pzc * w10;
+  w[0][1][0] = pzc * w01;
+  w[0][1][1] = pzc * w11;
+  w[1][0][0] = pz * w00;
+  w[1][0][1] = pz * w10;
+  w[1][1][0] = pz * w01;
+  w[1][1][1] = pz * w11;
+}
+
+/* Local index of global point gi along x (axis 0) or y (1); -1 (and *out untouched) when a
+ * rank's block does not hold it. */
+static int map_xy(const ef_grid *g, int axis, long gi, int *out) {
+  long n = axis ? g->gny : g->gnx, o = axis ? g->oy : g->ox, nl = axis ? g->ny : g->nx;
+  long i = gi - o;
+  if (g->wrap) {
+    i %= n;
+    if (i < 0) i += n;
+  } else if (i < -g->hlo || i >= nl + g->hhi) {
+    return -1;
+  }
+  *out = (int)i;
+  return 0;
+}
+
+/* The 2 x 2 x 2 nodes around a support point, or -1 if they are not all held. */
+static int nodes(const ef_grid *g, const long idx[3], int ix[2], int jy[2]) {
+  if (idx[2] < -1 || idx[2] > g->nz) return -1;
+  for (int d = 0; d < 2; d++)
+    if (map_xy(g, 0, idx[0] + d, &ix[d]) || map_xy(g, 1, idx[1] + d, &jy[d])) return -1;
+  return 0;
+}
+
+/* pt: support point 0..3, or -1 for the parcel's own position. */
+static int too_far(const ef_grid *g, const ef_parcels *ps, int n, int pt, const long idx[3],
+                   char *why, size_t len) {
+  const double *x = pt < 0 ? ps->p[n].a + PX : ps->pts + 12 * n + 3 * pt;
+  snprintf(why, len,
+           "parcel %llu: %s at (%.6g, %.6g, %.6g) falls in cell (%ld, %ld, %ld), outside this "
+           "rank's cells %d..%d x %d..%d widened by EPIC's halo (1 below, 2 above) and z "
+           "-1..%d: the parcel is larger than a grid cell or not on its owner",
+           (unsigned long long)ps->key[n], pt < 0 ? "its position" : "a support point", x[0],
+           x[1], x[2], idx[0], idx[1], idx[2], g->ox, g->ox + g->nx - 1, g->oy,
+           g->oy + g->ny - 1, g->nz);
+  return -1;
+}
+
+int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,
+                        char *why, size_t len) {
+  const size_t n = g->n;
+  memset(g->volg, 0, n * sizeof(double));
+  memset(g->vortg, 0, 3 * n * sizeof(double));
+  memset(g->tbuoyg, 0, n * sizeof(double));
+  memset(g->dbuoyg, 0, n * sizeof(double));
+  memset(g->humg, 0, n * sizeof(double));
+  memset(g->nparg, 0, n * sizeof(int32_t));
+  memset(g->nsparg, 0, n * sizeof(int32_t));
+  double *vx = g->vortg, *vy = g->vortg + n, *vz = g->vortg + 2 * n;
+  for (int m = 0; m < ps->n; m++) {
+    const double *a = ps->p[m].a;
+    double pvol = a[VOL], hum = ef_humidity(&ps->p[m]);
+    double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
+    double btot = a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
+    /* the parcel's own cell: the counts */
+    long c[3];
+    for (int d = 0; d < 3; d++) c[d] = (long)floor((a[PX + d] - e->b.origin[d]) * e->dxi[d]);
+    int ci, cj;
+    if (c[2] < -1 || c[2] > g->nz || map_xy(g, 0, c[0], &ci) || map_xy(g, 1, c[1], &cj))
+      return too_far(g, ps, m, -1, c, why, len);
+    size_t cc = ef_at(g, ci, cj, (int)c[2]);
+    g->nparg[cc] += 1;
+    if (pvol <= e->vmin) g->nsparg[cc] += 1;
+    for (int pt = 0; pt < 4; pt++) {
+      long idx[3];
+      double w[2][2][2];
+      int ix[2], jy[2];
+      trilinear(e, ps->pts + 12 * m + 3 * pt, idx, w);
+      if (nodes(g, idx, ix, jy)) return too_far(g, ps, m, pt, idx, why, len);
+      for (int di = 0; di < 2; di++)
+        for (int dj = 0; dj < 2; dj++) {
+          size_t c0 = ef_at(g, ix[di], jy[dj], (int)idx[2]);
+          for (int dk = 0; dk < 2; dk++) {
+            size_t p = c0 + (size_t)dk;
+            double wt = (0.25 * pvol) * w[dk][dj][di];
+            if (absval) {
+              vx[p] += fabs(wt * a[XI]);
+              vy[p] += fabs(wt * a[ETA]);
+              vz[p] += fabs(wt * a[ZETA]);
+              g->dbuoyg[p] += fabs(wt * a[BUOY]);
+              g->humg[p] += wt * hum;
+              g->tbuoyg[p] += fabs(wt * btot);
+            } else {
+              vx[p] += wt * a[XI];
+              vy[p] += wt * a[ETA];
+              vz[p] += wt * a[ZETA];
+              g->dbuoyg[p] += wt * a[BUOY];
+              g->humg[p] += wt * hum;
+              g->tbuoyg[p] += wt * btot;
+            }
+            g->volg[p] += wt;
+          }
+        }
+    }
+  }
+  /* EPIC folds the counts' z halo before the exchange and checks the total. */
+  long total = 0;
+  const int nz = g->nz;
+  for (int i = -g->hlo; i < g->nx + g->hhi; i++)
+    for (int j = -g->hlo; j < g->ny + g->hhi; j++) {
+      int32_t *np = g->nparg + ef_at(g, i, j, -1) + 1, *ns = g->nsparg + ef_at(g, i, j, -1) + 1;
+      np[0] += np[-1];
+      np[nz - 1] += np[nz];
+      ns[0] += ns[-1];
+      ns[nz - 1] += ns[nz];
+      for (int k = 0; k < nz; k++) total += np[k];
+    }
+  if (total != ps->n) {
+    snprintf(why, len, "par2grid: %ld parcels counted on the grid, %d held", total, ps->n);
+    return -1;
+  }
+  return 0;
+}
+
+/* col points at level 0 of a column (index -1 is the lower halo level). */
+static void fold_z(double *col, int nz) {
+  col[0] = 2.0 * col[0];
+  col[nz] = 2.0 * col[nz];
+  col[1] = col[1] + col[-1];
+  col[nz - 1] = col[nz - 1] + col[nz + 1];
+}
+
+static void extrapolate_z(double *col, int nz, int absval) {
+  if (absval) {
+    col[-1] = 2.0 * fabs(col[0]) + fabs(col[1]);
+    col[nz + 1] = 2.0 * fabs(col[nz]) + fabs(col[nz - 1]);
+  } else {
+    col[-1] = 2.0 * col[0] - col[1];
+    col[nz + 1] = 2.0 * col[nz] - col[nz - 1];
+  }
+}
+
+void ef_par2grid_finish(ef_grid *g, int absval) {
+  const int nz = g->nz;
+  for (int i = -g->hlo; i < g->nx + g->hhi; i++)
+    for (int j = -g->hlo; j < g->ny + g->hhi; j++) {
+      size_t c = ef_at(g, i, j, 0);
+      double *vol = g->volg + c;
+      double *q[6] = {g->vortg + c, g->vortg + g->n + c, g->vortg + 2 * g->n + c, g->tbuoyg + c,
+                      g->dbuoyg + c, g->humg + c};
+      fold_z(vol, nz);
+      for (int f = 0; f < 6; f++) fold_z(q[f], nz);
+      /* zero volume only where no parcel reaches (a sparse file): left undivided */
+      for (int f = 0; f < 6; f++)
+        for (int k = 0; k <= nz; k++)
+          if (vol[k] != 0.0) q[f][k] = q[f][k] / vol[k];
+      for (int f = 0; f < 4; f++) extrapolate_z(q[f], nz, absval); /* vortg, tbuoyg */
+    }
+}
+
+void ef_fill_analytic(ef_grid *g, const ef_box *e, double t) {
+  const int nz = g->nz, Z = g->Z;
+  const double nan = NAN;
+  double *all[5] = {g->velog, g->velgradg, g->vtend, g->binc, g->hinc};
+  const size_t cnt[5] = {3 * g->n, 8 * g->n, 3 * g->n, g->n2, g->n2};
+  if (!g->wrap)
+    for (int f = 0; f < 5; f++)
+      for (size_t i = 0; i < cnt[f]; i++) all[f][i] = nan;
+  const double kx = 2.0 * PC_PI / e->b.extent[0], ky = 2.0 * PC_PI / e->b.extent[1];
+  const double kz = PC_PI / e->b.extent[2];
+  double *sz = malloc((size_t)Z * sizeof *sz), *cz = malloc((size_t)Z * sizeof *cz);
+  if (!sz || !cz) abort();
+  for (int k = -1; k <= nz + 1; k++) {
+    double Zp = (PC_PI * k) / nz;
+    sz[k + 1] = sin(Zp);
+    cz[k + 1] = cos(Zp);
+  }
+  const size_t n = g->n;
+  for (int i = 0; i < g->nx; i++) {
+    long gi = g->ox + i;
+    double X = (2.0 * PC_PI * (double)gi) / g->gnx + t, sx = sin(X), cx = cos(X);
+    for (int j = 0; j < g->ny; j++) {
+      long gj = g->oy + j;
+      double Y = (2.0 * PC_PI * (double)gj) / g->gny, sy = sin(Y), cy = cos(Y);
+      size_t c2 = ef_at2(g, i, j);
+      g->binc[c2] = 0.1 * (1.0 + cx * cy);
+      g->hinc[c2] = 0.01 * (1.0 + sx * sy);
+      size_t c0 = ef_at(g, i, j, -1);
+      for (int k = 0; k < Z; k++) {
+        size_t c = c0 + (size_t)k;
+        double u = sx * cy * cz[k], v = -(cx * sy * cz[k]), w = 0.5 * (cx * cy * sz[k]);
+        g->velog[c] = u;
+        g->velog[n + c] = v;
+        g->velog[2 * n + c] = w;
+        double *vg = g->velgradg;
+        vg[c] = kx * (cx * cy * cz[k]);                  /* du/dx */
+        vg[n + c] = -(ky * (sx * sy * cz[k]));           /* du/dy */
+        vg[2 * n + c] = -(kz * (sx * cy * sz[k]));       /* du/dz */
+        vg[3 * n + c] = kx * (sx * sy * cz[k]);          /* dv/dx */
+        vg[4 * n + c] = -(ky * (cx * cy * cz[k]));       /* dv/dy */
+        vg[5 * n + c] = kz * (cx * sy * sz[k]);          /* dv/dz */
+        vg[6 * n + c] = -(0.5 * kx * (sx * cy * sz[k])); /* dw/dx */
+        vg[7 * n + c] = -(0.5 * ky * (cx * sy * sz[k])); /* dw/dy */
+        g->vtend[c] = sx * sy * cz[k];
+        g->vtend[n + c] = cx * cy * sz[k];
+        g->vtend[2 * n + c] = sx * cy * cz[k];
+      }
+    }
+  }
+  free(sz);
+  free(cz);
+}
+
+int ef_grid2par(const ef_grid *g, const ef_box *e, ef_parcels *ps, char *why, size_t len) {
+  const size_t n = g->n;
+  for (int m = 0; m < ps->n; m++) {
+    double *out = ps->out + (size_t)EF_NOUT * m;
+    for (int q = 0; q < EF_NOUT; q++) out[q] = 0.0;
+    for (int pt = 0; pt < 4; pt++) {
+      long idx[3];
+      double w[2][2][2];
+      int ix[2], jy[2];
+      trilinear(e, ps->pts + 12 * m + 3 * pt, idx, w);
+      if (nodes(g, idx, ix, jy)) return too_far(g, ps, m, pt, idx, why, len);
+      size_t c[2][2];
+      for (int di = 0; di < 2; di++)
+        for (int dj = 0; dj < 2; dj++) c[di][dj] = ef_at(g, ix[di], jy[dj], (int)idx[2]);
+      /* sum(weights * f(ks:ks+1, js:js+1, is:is+1)) in Fortran element order */
+#define EF_SUM(F, s)                                                                    \
+  do {                                                                                  \
+    s = 0.0;                                                                            \
+    for (int di = 0; di < 2; di++)                                                      \
+      for (int dj = 0; dj < 2; dj++)                                                    \
+        for (int dk = 0; dk < 2; dk++) s += w[dk][dj][di] * (F)[c[di][dj] + (size_t)dk]; \
+  } while (0)
+      double s;
+      for (int l = 0; l < 3; l++) {
+        EF_SUM(g->velog + l * n, s);
+        out[EF_DPOS + l] += 0.25 * s;
+      }
+      for (int l = 0; l < 8; l++) {
+        EF_SUM(g->velgradg + l * n, s);
+        out[EF_STRAIN + l] += 0.25 * s;
+      }
+      for (int l = 0; l < 3; l++) {
+        EF_SUM(g->vtend + l * n, s);
+        out[EF_DVOR + l] += 0.25 * s;
+      }
+#undef EF_SUM
+    }
+    /* Surface fluxes on parcels in the lowest layer: bilinear in x and y. */
+    const double *a = ps->p[m].a;
+    if (a[PZ] < e->zdepth) {
+      long idx[2];
+      double f[2];
+      for (int d = 0; d < 2; d++) {
+        double x = (a[PX + d] - e->b.origin[d]) * e->dxi[d];
+        idx[d] = (long)floor(x);
+        f[d] = x - (double)idx[d];
+      }
+      double px = f[0], pxc = 1.0 - px, py = f[1], pyc = 1.0 - py;
+      double ww[2][2] = {{pyc * pxc, pyc * px}, {py * pxc, py * px}}; /* [j][i] */
+      int ix[2], jy[2];
+      for (int d = 0; d < 2; d++)
+        if (map_xy(g, 0, idx[0] + d, &ix[d]) || map_xy(g, 1, idx[1] + d, &jy[d])) {
+          long id3[3] = {idx[0], idx[1], 0};
+          return too_far(g, ps, m, -1, id3, why, len);
+        }
+      double fac = ((e->zdepth - a[PZ]) * e->dxi[2]) * EF_DT, sb = 0.0, sh = 0.0;
+      for (int di = 0; di < 2; di++)
+        for (int dj = 0; dj < 2; dj++) {
+          size_t c2 = ef_at2(g, ix[di], jy[dj]);
+          sb += ww[dj][di] * g->binc[c2];
+          sh += ww[dj][di] * g->hinc[c2];
+        }
+      out[EF_DBUOY] = fac * sb;
+      out[EF_DHUM] = fac * sh;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- memory */
+static void *grab(ef_grid *g, hs_decomp d, size_t bytes, int *bad) {
+  void *x = NULL;
+  if (g->shared && d) {
+    if (hs_alloc(d, bytes, &x) != HS_OK) *bad = 1;
+    else memset(x, 0, bytes);
+  } else {
+    x = calloc(1, bytes ? bytes : 1);
+    if (!x) *bad = 1;
+  }
+  return x;
+}
+
+int ef_grid_alloc(ef_grid *g, hs_decomp d, int shared) {
+  g->shared = shared;
+  g->X = g->nx + g->hlo + g->hhi;
+  g->Y = g->ny + g->hlo + g->hhi;
+  g->Z = g->nz + 3;
+  g->n2 = (size_t)g->X * (size_t)g->Y;
+  g->n = g->n2 * (size_t)g->Z;
+  const size_t n = g->n, D = sizeof(double);
+  int bad = 0; /* hs_alloc is collective: every rank makes every call */
+  g->volg = grab(g, d, n * D, &bad);
+  g->vortg = grab(g, d, 3 * n * D, &bad);
+  g->tbuoyg = grab(g, d, n * D, &bad);
+  g->dbuoyg = grab(g, d, n * D, &bad);
+  g->humg = grab(g, d, n * D, &bad);
+  g->nparg = grab(g, d, n * sizeof(int32_t), &bad);
+  g->nsparg = grab(g, d, n * sizeof(int32_t), &bad);
+  g->velog = grab(g, d, 3 * n * D, &bad);
+  g->velgradg = grab(g, d, 8 * n * D, &bad);
+  g->vtend = grab(g, d, 3 * n * D, &bad);
+  g->binc = grab(g, d, g->n2 * D, &bad);
+  g->hinc = grab(g, d, g->n2 * D, &bad);
+  return bad ? -1 : 0;
+}
+
+void ef_grid_free(ef_grid *g, hs_decomp d) {
+  void *all[12] = {g->volg, g->vortg, g->tbuoyg, g->dbuoyg, g->humg, g->nparg,
+                   g->nsparg, g->velog, g->velgradg, g->vtend, g->binc, g->hinc};
+  for (int i = 0; i < 12; i++) {
+    if (g->shared && d) {
+      if (all[i]) hs_free(d, all[i]);
+    } else {
+      free(all[i]);
+    }
+  }
+  g->volg = g->vortg = g->tbuoyg = g->dbuoyg = g->humg = NULL;
+  g->nparg = g->nsparg = NULL;
+  g->velog = g->velgradg = g->vtend = g->binc = g->hinc = NULL;
+}

@@ -65,8 +65,8 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
 static const hs_option_spec core_options[] = {
     HS_OPTION_BOOL("staged", "0", hs_core_config, staged,
      "exchange along x, then y, then z, each stage's faces carrying the halos filled before "
-     "it: 2 messages per decomposed axis instead of up to 26 (not for auto itself: give it to "
-     "a candidate)"),
+     "it: 2 messages per exchanged axis instead of up to 26 (not for auto itself, nor for "
+     "fields with pack/unpack hooks)"),
     HS_OPTIONS_END};
 
 static const hs_option_spec *table_find(const hs_option_spec *t, const char *key, int *idx) {

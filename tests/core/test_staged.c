@@ -93,6 +93,11 @@ static int swap_polling(hs_plan p) {
   return rc == HS_OK ? hs_swap_complete(p, NULL) : rc;
 }
 
+static void nop_pack(void *ctx, const hs_region *r, void *buf) { (void)ctx, (void)r, (void)buf; }
+static void nop_unpack(void *ctx, const hs_region *r, const void *buf) {
+  (void)ctx, (void)r, (void)buf;
+}
+
 static int count(const char *s, char c) {
   int n = 0;
   for (; *s; s++) n += *s == c;
@@ -247,6 +252,16 @@ int main(int argc, char **argv) {
     int rc = hs_plan_create(d, &pd, &p);
     CHECK(rc == HS_ERR_UNAVAILABLE && strstr(hs_error_message(), "candidates=[p2p:staged=1"),
           "auto:staged=1 gave %s: %s", hs_status_name(rc), hs_error_message());
+    hs_plan_free(&p);
+    /* Hooks see the direct exchange's boxes: staged=1 refuses them. */
+    hs_field h = f;
+    h.pack = nop_pack;
+    h.unpack = nop_unpack;
+    pd.fields = &h;
+    pd.transport_name = "p2p:staged=1";
+    rc = hs_plan_create(d, &pd, &p);
+    CHECK(rc == HS_ERR_UNAVAILABLE && strstr(hs_error_message(), "hooks"),
+          "p2p:staged=1 with hooks gave %s: %s", hs_status_name(rc), hs_error_message());
     hs_plan_free(&p);
     free(x);
     hs_decomp_free(&d);

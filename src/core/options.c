@@ -65,8 +65,8 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
 static const hs_option_spec core_options[] = {
     HS_OPTION_BOOL("staged", "0", hs_core_config, staged,
      "exchange along x, then y, then z, each stage's faces carrying the halos filled before "
-     "it: 2 messages per exchanged axis instead of up to 26 (not for auto itself, nor for "
-     "fields with pack/unpack hooks)"),
+     "it: 2 messages per exchanged axis instead of up to 26 (not for auto itself: give it to "
+     "a candidate)"),
     HS_OPTIONS_END};
 
 static const hs_option_spec *table_find(const hs_option_spec *t, const char *key, int *idx) {
@@ -138,15 +138,16 @@ int hs__options_resolve(hs_plan p) {
       continue;
     }
     if (!spec_find(ops, p->options[i].key, &idx)) {
-      char list[512] = "";
-      size_t n = 0;
+      char list[512] = "", core[256] = "";
+      size_t n = 0, m = 0;
       for (int k = 0; ops->options && ops->options[k].key; k++)
-        hs__appendf(list, sizeof list, &n, "%s, ", ops->options[k].key);
+        hs__appendf(list, sizeof list, &n, "%s%s", k ? ", " : "", ops->options[k].key);
       for (int k = 0; core_options[k].key; k++)
-        hs__appendf(list, sizeof list, &n, "%s%s", k ? ", " : "", core_options[k].key);
+        hs__appendf(core, sizeof core, &m, "%s%s", k ? ", " : "", core_options[k].key);
       return hs__error(HS_ERR_ARG, "hs_plan_create: transport %s has no option '%s' (from %s; "
-                                   "its options: %s)",
-                       p->transport_name, p->options[i].key, p->options[i].origin, list);
+                                   "its options: %s); every transport also takes: %s",
+                       p->transport_name, p->options[i].key, p->options[i].origin,
+                       list[0] ? list : "none", core);
     }
     p->options_given |= 1u << idx;
   }

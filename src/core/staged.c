@@ -1,5 +1,4 @@
-/* The staged exchange (core option staged=1, any transport but a delegating one, fields
- * without pack/unpack hooks): exchange
+/* The staged exchange (core option staged=1, any transport but a delegating one): exchange
  * along x, then y, then z, each stage's face sections widened on the axes exchanged before it
  * to include the halos those stages filled. Edges and corners then travel in two or three
  * hops, and a rank sends 2 messages per decomposed axis instead of up to 26 (Lare3d's own
@@ -9,7 +8,8 @@
  * stage k+1 starts only when stage k is complete. The staged plan itself keeps the direct
  * geometry: the analytic check, auto's validation and the reverse exchange use it. Every
  * halo cell ends with the same bits as the direct exchange's: each is a copy of the owner's
- * value, carried through the intermediate ranks' halos. */
+ * value, carried through the intermediate ranks' halos. Pack/unpack hooks see the stages'
+ * boxes, which span halo cells on the axes exchanged before (docs/design.md). */
 #include "hs_internal.h"
 
 #include <stdio.h>
@@ -74,13 +74,6 @@ int hs__staged_setup(hs_plan p) {
                      "moves the data; give it to a candidate (%s:candidates=[p2p:staged=1+...])",
                      p->transport_name, p->transport_name);
   if (!hs__staged_useful(p)) return p->ops->setup(p);
-  if (p->has_callbacks)
-    return hs__error(HS_ERR_UNAVAILABLE,
-                     "hs_plan_create: transport %s: staged=1 is not available for fields with "
-                     "pack/unpack hooks: hooks see the direct exchange's boxes (faces, edges, "
-                     "corners of the interior or the halo), and a stage would hand them boxes "
-                     "that span the halos filled by the stages before it",
-                     p->transport_name);
   struct hs_staged *s = calloc(1, sizeof *s);
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   p->staged = s;

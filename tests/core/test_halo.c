@@ -2,14 +2,11 @@
  * fill every halo cell with the value computed from its global coordinates, leave every other
  * cell untouched, and so give the same bits as every other transport.
  * Usage: test_halo [--transport SPEC]... [--swaps N] [--verbose] [--may-be-unusable NAME]...
- *   [--hooks-may-be-refused]
  * SPEC is a transport name with optional options, e.g. "rma-fence:drive=get"; without
  * --transport every registered transport is run with its defaults. A built transport that
  * reports itself unusable fails the test unless named by --may-be-unusable (then it is
  * counted as skipped); so does a configuration whose decomposition fails at this rank count
- * (skipped: it cannot run here), and the closing line counts passes, failures and skips.
- * --hooks-may-be-refused: a plan with pack/unpack hooks that plan creation refuses with
- * HS_ERR_UNAVAILABLE is skipped, with the reason (the staged exchange refuses hooks). */
+ * (skipped: it cannot run here), and the closing line counts passes, failures and skips. */
 #include "halo_check.h"
 #include "haloswap.h"
 
@@ -90,7 +87,6 @@ static const hs_layout layout_cycle[3] = {HS_LAYOUT_ZFAST, HS_LAYOUT_XFAST, HS_L
 /* --node-size N: node-aware placement on virtual nodes of N ranks (0: not asked). */
 static int place_node_size = 0;
 static int placed_configs = 0; /* configurations where the node blocks were applied */
-static int hooks_may_be_refused = 0;
 
 /* With node placement applied, every rank of a virtual node must sit in the same block. */
 static long check_placement(hs_decomp d, int rank) {
@@ -190,11 +186,6 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
   hs_plan p;
   long bad = placement_bad;
   rc = hs_plan_create(d, &pd, &p);
-  if (rc == HS_ERR_UNAVAILABLE && c->callbacks && hooks_may_be_refused) {
-    if (rank == 0) printf("skip %s on %s: %s\n", c->name, transport, hs_error_message());
-    bad = SKIPPED;
-    goto done;
-  }
   if (rc != HS_OK) {
     if (rank == 0)
       fprintf(stderr, "FAIL %s on %s: plan creation: %s\n", c->name, transport,
@@ -272,8 +263,6 @@ int main(int argc, char **argv) {
       verbose = 1;
     else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
       optional[noptional++] = argv[++i];
-    else if (!strcmp(argv[i], "--hooks-may-be-refused"))
-      hooks_may_be_refused = 1;
     else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
       place_node_size = atoi(argv[++i]);
     else {
@@ -314,11 +303,8 @@ int main(int argc, char **argv) {
       if (bad == SKIPPED) skipped++;
       else if (bad) failed++;
       else passed++;
-      if (rank == 0 && bad > 0)
-        printf("FAIL %-24s on %-12s at %d ranks (%ld wrong cells)\n", configs[c].name, spec,
-               size, bad);
-      else if (rank == 0 && verbose && bad == 0)
-        printf("%s %-24s on %-12s at %d ranks (%ld wrong cells)\n", "ok  ",
+      if (rank == 0 && (bad || verbose))
+        printf("%s %-24s on %-12s at %d ranks (%ld wrong cells)\n", bad ? "FAIL" : "ok  ",
                configs[c].name, spec, size, bad);
     }
   }

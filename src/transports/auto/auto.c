@@ -76,7 +76,8 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
       if (strcmp(nm, p->transport_name) != 0)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", nm);
     }
-    bool edges = hs__staged_useful(p) && !p->has_callbacks; /* hooks: staged=1 refused */
+    /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do). */
+    bool edges = hs__staged_useful(p) && !p->has_callbacks;
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);

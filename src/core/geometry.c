@@ -59,6 +59,20 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
   *cnt = e > b ? e - b : 0;
 }
 
+/* A stage of a staged exchange, on an axis an earlier stage exchanged: the owned points
+ * plus the halo points that stage filled on each side with a neighbour (the same interval
+ * on both sides of a message: they share their coordinate on this axis). */
+static void widened(const hs_plan p, const hs_fieldinfo *fi, int a, int *lo, int *cnt) {
+  int o[3] = {0, 0, 0}, b = fi->olo[a], e = fi->ohi[a];
+  o[a] = -1;
+  if (side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->dlo[a];
+  o[a] = 1;
+  if (side_count(p, fi, a, 1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL)
+    e = fi->n[a] + fi->dhi[a];
+  *lo = b;
+  *cnt = e - b;
+}
+
 /* Interior strip sent toward side o (send) or halo box on side o (recv) of field f. */
 static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, bool halo) {
   hs_region b;
@@ -70,7 +84,10 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       b.count[a] = fi->n[a];
       continue;
     }
-    interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
+    if (o[a] == 0 && (p->stage_wide >> a & 1u))
+      widened(p, fi, a, &b.lo[a], &b.count[a]);
+    else
+      interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
   }
   return b;
 }
@@ -217,9 +234,22 @@ static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, siz
   return nc;
 }
 
+/* A stage's plan keeps the faces of its axis; the owned ranges above came from every offset,
+ * so they are the direct exchange's. */
+static void keep_stage_offsets(hs_plan p) {
+  int a = p->stage_axis - 1, kept = 0;
+  for (int i = 0; i < p->noffsets; i++) {
+    int nz = 0;
+    for (int b = 0; b < p->ndims; b++) nz += p->offsets[i][b] != 0;
+    if (nz == 1 && p->offsets[i][a] != 0) memcpy(p->offsets[kept++], p->offsets[i], sizeof p->offsets[i]);
+  }
+  p->noffsets = kept;
+}
+
 int hs__build_geometry(hs_plan p) {
   enumerate_offsets(p);
   owned_ranges(p);
+  if (p->stage_axis) keep_stage_offsets(p);
   for (int i = 0; i < p->noffsets; i++) {
     int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
     p->send_to[i] = neighbour(p->decomp, p->offsets[i]);

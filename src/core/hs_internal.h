@@ -126,6 +126,11 @@ typedef struct {
 
 struct hs_transport_ops;
 
+/* Options of the core, accepted by every transport (src/core/options.c). */
+typedef struct {
+  int staged; /* exchange axis by axis (src/core/staged.c) */
+} hs_core_config;
+
 struct hs_plan_s {
   hs_decomp decomp;
   MPI_Comm comm;          /* dup of the decomposition's communicator, owned */
@@ -157,6 +162,8 @@ struct hs_plan_s {
   int noptions;
   hs_option options[HS_MAX_OPTIONS]; /* as given (env, name suffix, desc->options) */
   unsigned options_given; /* bit i: spec i of the transport was given a value */
+  hs_core_config core;    /* the core's options (every transport) */
+  unsigned core_given;    /* bit i: core option i was given a value */
 
   const struct hs_transport_ops *ops;
   void *config;           /* the transport's options, filled by the core (ops->config_size) */
@@ -173,6 +180,12 @@ struct hs_plan_s {
   uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
   uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
   struct hs_dtype_cache *dtypes; /* built on first use (src/core/dtypes.c) */
+  /* Staged exchange (src/core/staged.c). A staged plan keeps the direct geometry (the
+   * oracle, the reverse exchange and auto's checks use it) and runs its stages' plans. */
+  struct hs_staged *staged;  /* the stages of a staged plan; NULL: direct */
+  int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
+  unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
+                                stage, so its sections include the halos filled there */
 };
 
 /* Transport flags. */
@@ -345,6 +358,8 @@ int hs__options_add(hs_plan p, const char *list, const char *origin);
 int hs__options_resolve(hs_plan p);
 /* True if the user gave a value for key (rather than the default). */
 bool hs__option_given(const hs_plan p, const char *key);
+/* True if key is an option of the core (accepted by every transport). */
+bool hs__core_option(const char *key);
 /* Append "key=value" for every option of the transport, defaults included. */
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
@@ -354,6 +369,25 @@ enum {
                                 HALOSWAP_OPTIONS was meant for the outer plan, not applied */
 };
 int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out);
+/* A stage of a staged exchange: a nested plan whose geometry holds the faces of `axis` only,
+ * its sections widened on the axes in `wide` to include their halos (src/core/staged.c). */
+int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
+                          hs_plan *out);
+
+/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport */
+/* Instead of the transport's setup: build the stages (or, with no edge or corner to carry,
+ * set the transport up directly). Collective. */
+int hs__staged_setup(hs_plan p);
+void hs__staged_free(hs_plan p);
+/* The plan has edges or corners to carry between two or more exchanged axes (else a staged
+ * plan runs its transport directly). */
+bool hs__staged_useful(const hs_plan p);
+int hs__staged_start(hs_plan p, void *const *arrays);
+int hs__staged_test(hs_plan p, void *const *arrays, int *done);
+int hs__staged_complete(hs_plan p, void *const *arrays);
+/* Appends the stages and their peers to hs_plan_describe's text. */
+void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
+uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
 
 /* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);

@@ -61,13 +61,25 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
   return HS_OK;
 }
 
-static const hs_option_spec *spec_find(const hs_transport_ops *ops, const char *key, int *idx) {
-  for (int i = 0; ops->options && ops->options[i].key; i++)
-    if (!strcmp(ops->options[i].key, key)) {
+/* Options of the core, accepted by every transport; they fill p->core. */
+static const hs_option_spec core_options[] = {
+    HS_OPTION_BOOL("staged", "0", hs_core_config, staged,
+     "exchange along x, then y, then z, each stage's faces carrying the halos filled before "
+     "it: 2 messages per exchanged axis instead of up to 26 (not for auto itself: give it to "
+     "a candidate)"),
+    HS_OPTIONS_END};
+
+static const hs_option_spec *table_find(const hs_option_spec *t, const char *key, int *idx) {
+  for (int i = 0; t && t[i].key; i++)
+    if (!strcmp(t[i].key, key)) {
       if (idx) *idx = i;
-      return &ops->options[i];
+      return &t[i];
     }
   return NULL;
+}
+
+static const hs_option_spec *spec_find(const hs_transport_ops *ops, const char *key, int *idx) {
+  return table_find(ops->options, key, idx);
 }
 
 /* "0 or 1", "an integer in [1, 64]", "one of put|get", "any text". */
@@ -121,17 +133,31 @@ int hs__options_resolve(hs_plan p) {
   p->options_given = 0;
   for (int i = 0; i < p->noptions; i++) {
     int idx;
+    if (table_find(core_options, p->options[i].key, &idx)) {
+      p->core_given |= 1u << idx;
+      continue;
+    }
     if (!spec_find(ops, p->options[i].key, &idx)) {
-      char list[512] = "";
-      size_t n = 0;
+      char list[512] = "", core[256] = "";
+      size_t n = 0, m = 0;
       for (int k = 0; ops->options && ops->options[k].key; k++)
         hs__appendf(list, sizeof list, &n, "%s%s", k ? ", " : "", ops->options[k].key);
+      for (int k = 0; core_options[k].key; k++)
+        hs__appendf(core, sizeof core, &m, "%s%s", k ? ", " : "", core_options[k].key);
       return hs__error(HS_ERR_ARG, "hs_plan_create: transport %s has no option '%s' (from %s; "
-                                   "its options: %s)",
+                                   "its options: %s); every transport also takes: %s",
                        p->transport_name, p->options[i].key, p->options[i].origin,
-                       list[0] ? list : "none");
+                       list[0] ? list : "none", core);
     }
     p->options_given |= 1u << idx;
+  }
+  for (int k = 0; core_options[k].key; k++) {
+    const hs_option_spec *s = &core_options[k];
+    const char *v = s->def;
+    for (int i = 0; i < p->noptions; i++)
+      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+    int rc = parse_value(p, s, v, (char *)&p->core);
+    if (rc != HS_OK) return rc;
   }
   if (!ops->config_size) return HS_OK;
   p->config = calloc(1, ops->config_size);
@@ -149,18 +175,24 @@ int hs__options_resolve(hs_plan p) {
 
 bool hs__option_given(const hs_plan p, const char *key) {
   int idx;
+  if (table_find(core_options, key, &idx)) return p->core_given >> idx & 1u;
   return spec_find(p->ops, key, &idx) && (p->options_given >> idx & 1u);
 }
 
+bool hs__core_option(const char *key) { return table_find(core_options, key, NULL) != NULL; }
+
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
-  const hs_transport_ops *ops = p->ops;
-  for (int k = 0; ops->options && ops->options[k].key; k++) {
-    const hs_option_spec *s = &ops->options[k];
-    const char *v = s->def;
-    for (int i = 0; i < p->noptions; i++)
-      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
-    hs__appendf(buf, len, n, "%s%s=%s", k ? "," : ":", s->key,
-                s->kind == HS_OPT_STRING && strchr(v, ',') ? "[...]" : v);
+  int k = 0;
+  for (int t = 0; t < 2; t++) {
+    const hs_option_spec *tab = t == 0 ? p->ops->options : core_options;
+    for (int j = 0; tab && tab[j].key; j++, k++) {
+      const hs_option_spec *s = &tab[j];
+      const char *v = s->def;
+      for (int i = 0; i < p->noptions; i++)
+        if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+      hs__appendf(buf, len, n, "%s%s=%s", k ? "," : ":", s->key,
+                  s->kind == HS_OPT_STRING && strchr(v, ',') ? "[...]" : v);
+    }
   }
 }
 
@@ -179,12 +211,16 @@ int hs_transport_options(const char *name, char *buf, size_t len) {
   buf[0] = 0;
   hs__appendf(buf, len, &n, "%s: %s\n", ops->name, ops->summary);
   if (!ops->options || !ops->options[0].key) hs__appendf(buf, len, &n, "  (no options)\n");
-  for (int k = 0; ops->options && ops->options[k].key; k++) {
-    const hs_option_spec *s = &ops->options[k];
-    char allowed[256];
-    allowed_text(s, allowed, sizeof allowed);
-    hs__appendf(buf, len, &n, "  %s=%s  (%s) %s\n", s->key, s->def[0] ? s->def : "\"\"", allowed,
-                s->help);
+  for (int t = 0; t < 2; t++) {
+    const hs_option_spec *tab = t == 0 ? ops->options : core_options;
+    if (t == 1) hs__appendf(buf, len, &n, "  options of every transport:\n");
+    for (int k = 0; tab && tab[k].key; k++) {
+      const hs_option_spec *s = &tab[k];
+      char allowed[256];
+      allowed_text(s, allowed, sizeof allowed);
+      hs__appendf(buf, len, &n, "  %s=%s  (%s) %s\n", s->key, s->def[0] ? s->def : "\"\"",
+                  allowed, s->help);
+    }
   }
   if (n >= len)
     return hs__error(HS_ERR_ARG, "hs_transport_options: buffer of %zu bytes too small (needs %zu)",

@@ -108,6 +108,7 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
 
 /* ------------------------------------------------------------------ create / free */
 static void free_core(hs_plan p) {
+  hs__staged_free(p);
   hs__reverse_free(p);
   hs__dtypes_free(p);
   if (p->peers)
@@ -125,7 +126,15 @@ static void free_core(hs_plan p) {
   free(p);
 }
 
-int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out) {
+/* The transport's setup, or the staged exchange's (core option staged=1), and its undoing. */
+static int setup(hs_plan p) { return p->core.staged ? hs__staged_setup(p) : p->ops->setup(p); }
+static void destroy(hs_plan p) {
+  if (!p->staged && p->ops->destroy) p->ops->destroy(p);
+}
+
+/* stage_axis, wide: a stage of a staged exchange (hs__plan_create_stage); 0 otherwise. */
+static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, int stage_axis,
+                       unsigned wide, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -153,6 +162,8 @@ int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs
   p->oneway = desc->oneway;
   p->oneway_axis = desc->oneway_axis;
   p->nfields = desc->nfields;
+  p->stage_axis = stage_axis;
+  p->stage_wide = wide;
   int mrc = MPI_Comm_dup(d->comm, &p->comm);
   if (mrc != MPI_SUCCESS) {
     p->comm = MPI_COMM_NULL;
@@ -177,23 +188,34 @@ int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs
     free_core(p);
     return rc;
   }
-  rc = hs__agree(p->comm, p->ops->setup(p));
+  rc = hs__agree(p->comm, setup(p));
   if (rc != HS_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    if (p->ops->destroy) p->ops->destroy(p);
+    destroy(p);
     free_core(p);
     hs__error(rc, "%s", msg);
     return rc;
   }
-  for (int k = 0; k < p->npeers; k++) {
-    p->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
-    p->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
+  if (!p->staged) { /* a staged plan's come from its stages */
+    for (int k = 0; k < p->npeers; k++) {
+      p->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
+      p->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
+    }
+    p->stats.bytes_self_per_swap = p->self_bytes;
+    p->stats.npeers = p->npeers;
   }
-  p->stats.bytes_self_per_swap = p->self_bytes;
-  p->stats.npeers = p->npeers;
   *out = p;
   return HS_OK;
+}
+
+int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out) {
+  return plan_create(d, desc, flags, 0, 0u, out);
+}
+
+int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
+                          hs_plan *out) {
+  return plan_create(d, desc, HS_CREATE_NESTED, axis + 1, wide, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
@@ -209,7 +231,7 @@ int hs_plan_free(hs_plan *pp) {
                    p->in_progress ? "swap" : "reverse exchange");
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
-  if (p->ops->destroy) p->ops->destroy(p);
+  destroy(p);
   free_core(p);
   *pp = NULL;
   return HS_OK;
@@ -232,7 +254,7 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   int rc = check_arrays(p, arrays, "hs_swap_start");
   if (rc != HS_OK) return rc;
   double t0 = hs__wtime();
-  rc = p->ops->start(p, arrays);
+  rc = p->staged ? hs__staged_start(p, arrays) : p->ops->start(p, arrays);
   double t1 = hs__wtime();
   p->stats.seconds_start += t1 - t0;
   p->stats.seconds_exposed += t1 - t0;
@@ -241,15 +263,21 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   return rc;
 }
 
+/* The plan writes its halos itself (not a delegating plan's delegate, not a staged plan's
+ * stages), so the core does its periodic self copies. */
+static bool own_self_copies(const hs_plan p) {
+  return !(p->ops->flags & HS_OPS_DELEGATES) && !p->staged;
+}
+
 int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
   *done = 0;
   if (!p->in_progress)
     return hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
-  if (!p->ops->test) return HS_OK; /* reports done only through complete */
+  if (!p->staged && !p->ops->test) return HS_OK; /* reports done only through complete */
   double t0 = hs__wtime();
-  int rc = p->ops->test(p, arrays, done);
-  if (rc == HS_OK && *done && !p->self_done && !(p->ops->flags & HS_OPS_DELEGATES)) {
+  int rc = p->staged ? hs__staged_test(p, arrays, done) : p->ops->test(p, arrays, done);
+  if (rc == HS_OK && *done && !p->self_done && own_self_copies(p)) {
     hs__self_copy(p, arrays); /* done means every halo cell is written */
     p->self_done = true;
   }
@@ -264,9 +292,9 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p->in_progress)
     return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
   double t0 = hs__wtime();
-  if (!(p->ops->flags & HS_OPS_DELEGATES) && !p->self_done) hs__self_copy(p, arrays);
+  if (own_self_copies(p) && !p->self_done) hs__self_copy(p, arrays);
   p->self_done = false;
-  int rc = p->ops->complete(p, arrays);
+  int rc = p->staged ? hs__staged_complete(p, arrays) : p->ops->complete(p, arrays);
   double t1 = hs__wtime();
   p->stats.seconds_complete += t1 - t0;
   p->stats.seconds_exposed += t1 - t0;
@@ -292,8 +320,9 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   int rc = check_arrays(p, arrays, "hs_reverse_start");
   if (rc != HS_OK) return rc;
   double t0 = hs__wtime();
-  rc = p->ops->reverse_start ? p->ops->reverse_start(p, op, arrays)
-                             : hs__reverse_start(p, op, arrays);
+  /* A staged plan reverses directly (docs/design.md, "Staged exchange"). */
+  rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
+                                           : hs__reverse_start(p, op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
     p->reverse_in_progress = true;
@@ -308,8 +337,9 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
     return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on "
                                    "this plan");
   double t0 = hs__wtime();
-  int rc = p->ops->reverse_complete ? p->ops->reverse_complete(p, p->reverse_op, arrays)
-                                    : hs__reverse_complete(p, p->reverse_op, arrays);
+  int rc = p->ops->reverse_complete && !p->staged
+               ? p->ops->reverse_complete(p, p->reverse_op, arrays)
+               : hs__reverse_complete(p, p->reverse_op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
   if (rc == HS_OK) p->stats.reverses++;
@@ -332,7 +362,8 @@ static hs_plan delegate_of(hs_plan p) {
 
 static uint64_t bytes_allocated(hs_plan p) {
   hs_plan d = delegate_of(p);
-  return p->core_bytes + p->transport_bytes + (d ? bytes_allocated(d) : 0);
+  return p->core_bytes + p->transport_bytes + (d ? bytes_allocated(d) : 0) +
+         hs__staged_bytes(p);
 }
 
 int hs_plan_get_stats(hs_plan p, hs_plan_stats *st) {
@@ -366,14 +397,19 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
   buf[0] = 0;
   hs__appendf(buf, len, &n, "transport %s", p->transport_name);
   hs__options_describe(p, buf, len, &n);
-  hs__appendf(buf, len, &n, "; rank %d; %d fields; depth %d,%d,%d; %s; %d offsets; %d peers:",
-              p->rank, p->nfields, p->depth[0], p->depth[1], p->depth[2],
-              p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets, p->npeers);
-  for (int k = 0; k < p->npeers; k++)
-    hs__appendf(buf, len, &n, " [%d: send %zu B, recv %zu B]", p->peers[k].rank,
-                p->peers[k].send_bytes, p->peers[k].recv_bytes);
-  hs__appendf(buf, len, &n, "; self %zu B; allocated %llu B", p->self_bytes,
-              (unsigned long long)bytes_allocated(p));
-  if (p->ops->describe && n + 1 < len) p->ops->describe(p, buf + n, len - n);
+  hs__appendf(buf, len, &n, "; rank %d; %d fields; depth %d,%d,%d; %s; %d offsets; ", p->rank,
+              p->nfields, p->depth[0], p->depth[1], p->depth[2],
+              p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);
+  if (p->staged) {
+    hs__staged_describe(p, buf, len, &n);
+  } else {
+    hs__appendf(buf, len, &n, "%d peers:", p->npeers);
+    for (int k = 0; k < p->npeers; k++)
+      hs__appendf(buf, len, &n, " [%d: send %zu B, recv %zu B]", p->peers[k].rank,
+                  p->peers[k].send_bytes, p->peers[k].recv_bytes);
+    hs__appendf(buf, len, &n, "; self %zu B", p->self_bytes);
+  }
+  hs__appendf(buf, len, &n, "; allocated %llu B", (unsigned long long)bytes_allocated(p));
+  if (p->ops->describe && !p->staged && n + 1 < len) p->ops->describe(p, buf + n, len - n);
   return HS_OK;
 }

@@ -10,15 +10,24 @@
 
 static char buf[16384];
 
-/* "  key=default  (allowed) help" lines -> "| name | `key` | default | allowed | help |". */
+/* "  key=default  (allowed) help" lines -> "| name | `key` | default | allowed | help |".
+ * The options of every transport (listed after the transport's own) get one row, the
+ * first time, under "every transport". */
 static void markdown(const char *name) {
+  static int core_done = 0;
+  int core = 0;
   char *line = strchr(buf, '\n');
   while (line && line[1]) {
     char *next = strchr(line + 1, '\n');
     if (next) *next = 0;
     char key[64], def[128], allowed[256];
     const char *s = line + 1;
-    if (sscanf(s, " %63[^=]=%127s (%255[^)])", key, def, allowed) == 3) {
+    if (strstr(s, "options of every transport:")) {
+      core = 1;
+      name = "every transport";
+    } else if (core && core_done) {
+      /* printed already */
+    } else if (sscanf(s, " %63[^=]=%127s (%255[^)])", key, def, allowed) == 3) {
       const char *help = strchr(s, ')');
       printf("| %s | `%s` | `%s` | ", name, key, def);
       for (const char *c = allowed; *c; c++) printf(*c == '|' ? "\\|" : "%c", *c);
@@ -26,6 +35,7 @@ static void markdown(const char *name) {
     }
     line = next;
   }
+  core_done |= core;
 }
 
 int main(int argc, char **argv) {

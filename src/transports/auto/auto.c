@@ -10,7 +10,7 @@
  * no trace in them.
  *
  * Options (auto_options below): candidates=a+b:k=v,k=v+c (default: every registered
- * transport but auto; a candidate may carry any number of options; bracket the whole list
+ * transport but auto, and p2p, shm and cma staged where the plan has edges; a candidate may carry any number of options; bracket the whole list
  * when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps, verbose
  * (also HALOSWAP_VERBOSE=1). */
 #include "hs_internal.h"
@@ -33,7 +33,8 @@ static const char *const check_vals[] = {"auto", "analytic", "swap", NULL};
 
 static const hs_option_spec auto_options[] = {
     HS_OPTION_STRING("candidates", "", auto_config, candidates,
-     "transports to try, '+'-separated, each with its own options (empty: every other one)"),
+     "transports to try, '+'-separated, each with its own options (empty: every other one, "
+     "and p2p, shm, cma with staged=1 where the plan has edges or corners)"),
     HS_OPTION_INT("rounds", "7", 1, AUTO_MAX_ROUNDS, auto_config, rounds,
      "scored rounds per candidate (candidates over 1.5x the best stop after 3)"),
     HS_OPTION_INT("swaps", "0", 0, 10000, auto_config, swaps,
@@ -64,6 +65,10 @@ typedef struct {
 
 static int is_sep(char ch) { return ch == '+' || ch == ';'; }
 
+/* The staged exchange (core option staged=1) of these, where the plan has edges or corners
+ * to carry (docs/design.md, "Staged exchange"). */
+static const char *const staged_candidates[] = {"p2p", "shm", "cma"};
+
 static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
   if (!*list) {
     for (int i = 0; i < hs_transport_count() && t->n < AUTO_MAX_CAND; i++) {
@@ -71,6 +76,11 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
       if (strcmp(nm, p->transport_name) != 0)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", nm);
     }
+    /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do). */
+    bool edges = hs__staged_useful(p) && !p->has_callbacks;
+    for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
+      if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
+        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
     return HS_OK;
   }
   for (const char *s = list; *s;) {

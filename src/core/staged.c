@@ -1,0 +1,188 @@
+/* The staged exchange (core option staged=1, any transport but a delegating one): exchange
+ * along x, then y, then z, each stage's face sections widened on the axes exchanged before it
+ * to include the halos those stages filled. Edges and corners then travel in two or three
+ * hops, and a rank sends 2 messages per decomposed axis instead of up to 26 (Lare3d's own
+ * scheme). Each stage is a nested plan of the same transport whose geometry holds only the
+ * faces of its axis (hs__plan_create_stage, src/core/geometry.c widens the sections), so
+ * every transport runs it unchanged: a stage is a whole swap with the ordinary contract, and
+ * stage k+1 starts only when stage k is complete. The staged plan itself keeps the direct
+ * geometry: the analytic check, auto's validation and the reverse exchange use it. Every
+ * halo cell ends with the same bits as the direct exchange's: each is a copy of the owner's
+ * value, carried through the intermediate ranks' halos. Pack/unpack hooks see the stages'
+ * boxes, which span halo cells on the axes exchanged before (docs/design.md). */
+#include "hs_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hs_staged {
+  int n;                      /* stages */
+  int axis[HS_MAX_DIMS];
+  hs_plan stage[HS_MAX_DIMS];
+  int cur;                    /* the stage of the swap in flight */
+};
+
+static const char axis_name[HS_MAX_DIMS] = {'x', 'y', 'z'};
+
+/* The given options without the core's, as text for the stages' plans (values with commas
+ * in brackets). */
+static int stage_options(const hs_plan p, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < p->noptions; i++) {
+    const hs_option *o = &p->options[i];
+    if (hs__core_option(o->key)) continue;
+    bool br = strchr(o->val, ',') != NULL;
+    hs__appendf(buf, len, &n, "%s%s=%s%s%s", n ? "," : "", o->key, br ? "[" : "", o->val,
+                br ? "]" : "");
+  }
+  return n < len ? HS_OK : hs__error(HS_ERR_ARG, "staged: options too long for a stage's plan");
+}
+
+/* Some offset moves data along two or more axes (an edge or a corner)? */
+static bool has_edges(const hs_plan p) {
+  for (int i = 0; i < p->noffsets; i++) {
+    int nz = 0;
+    for (int a = 0; a < p->ndims; a++) nz += p->offsets[i][a] != 0;
+    if (nz > 1) return true;
+  }
+  return false;
+}
+
+/* Axis a has face offsets and some rank has a neighbour along it (itself when periodic). */
+static bool axis_staged(const hs_plan p, int a) {
+  const hs_decomp d = p->decomp;
+  if (d->procs[a] == 1 && !d->periodic[a]) return false;
+  for (int i = 0; i < p->noffsets; i++)
+    if (p->offsets[i][a] != 0) return true;
+  return false;
+}
+
+/* A star stencil or a one-direction swap has only faces, and with one axis to exchange the
+ * edges have no neighbours: then there is nothing to carry. */
+bool hs__staged_useful(const hs_plan p) {
+  int naxes = 0;
+  for (int a = 0; a < p->ndims; a++) naxes += axis_staged(p, a);
+  return has_edges(p) && naxes >= 2;
+}
+
+int hs__staged_setup(hs_plan p) {
+  if (p->ops->flags & HS_OPS_DELEGATES)
+    return hs__error(HS_ERR_UNAVAILABLE,
+                     "hs_plan_create: transport %s: staged=1 applies to the transport that "
+                     "moves the data; give it to a candidate (%s:candidates=[p2p:staged=1+...])",
+                     p->transport_name, p->transport_name);
+  if (!hs__staged_useful(p)) return p->ops->setup(p);
+  struct hs_staged *s = calloc(1, sizeof *s);
+  if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  p->staged = s;
+  p->core_bytes += sizeof *s;
+  char opts[HS_MAX_OPTIONS * (HS_OPT_KEY_LEN + HS_OPT_VAL_LEN + 3)];
+  int rc = stage_options(p, opts, sizeof opts);
+  hs_plan_desc d;
+  hs_plan_desc_init(&d);
+  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
+  d.stencil = p->stencil;
+  d.nfields = p->nfields;
+  d.fields = p->user_fields;
+  d.transport_name = p->transport_name;
+  d.options = opts;
+  rc = hs__agree(p->comm, rc);
+  unsigned wide = 0;
+  for (int a = 0; a < p->ndims && rc == HS_OK; a++) {
+    if (!axis_staged(p, a)) continue;
+    rc = hs__plan_create_stage(p->decomp, &d, a, wide, &s->stage[s->n]);
+    if (rc != HS_OK) break; /* collective: failed on every rank */
+    s->axis[s->n++] = a;
+    wide |= 1u << a;
+  }
+  if (rc != HS_OK) return rc;
+  /* Statistics: every stage's messages; peers counted once. */
+  int ranks[3 * 2 * HS_MAX_DIMS], nr = 0;
+  for (int k = 0; k < s->n; k++) {
+    const hs_plan q = s->stage[k];
+    for (int j = 0; j < q->npeers; j++) {
+      p->stats.bytes_sent_per_swap += q->peers[j].send_bytes;
+      p->stats.bytes_recv_per_swap += q->peers[j].recv_bytes;
+      bool seen = false;
+      for (int i = 0; i < nr; i++) seen |= ranks[i] == q->peers[j].rank;
+      if (!seen && nr < (int)(sizeof ranks / sizeof ranks[0])) ranks[nr++] = q->peers[j].rank;
+    }
+    p->stats.bytes_self_per_swap += q->self_bytes;
+  }
+  p->stats.npeers = nr;
+  return HS_OK;
+}
+
+void hs__staged_free(hs_plan p) {
+  struct hs_staged *s = p->staged;
+  if (!s) return;
+  for (int k = 0; k < s->n; k++) {
+    s->stage[k]->in_progress = false; /* after a failed swap: free it all the same */
+    hs_plan_free(&s->stage[k]);
+  }
+  free(s);
+  p->staged = NULL;
+}
+
+int hs__staged_start(hs_plan p, void *const *arrays) {
+  struct hs_staged *s = p->staged;
+  s->cur = 0;
+  return hs_swap_start(s->stage[0], arrays);
+}
+
+/* Finish stage cur and start the next one. */
+static int next_stage(struct hs_staged *s, void *const *arrays) {
+  int rc = hs_swap_complete(s->stage[s->cur], arrays);
+  if (rc != HS_OK) return rc;
+  s->cur++;
+  return hs_swap_start(s->stage[s->cur], arrays);
+}
+
+int hs__staged_test(hs_plan p, void *const *arrays, int *done) {
+  struct hs_staged *s = p->staged;
+  for (;;) {
+    int d = 0;
+    int rc = hs_swap_test(s->stage[s->cur], arrays, &d);
+    if (rc != HS_OK || !d) return rc;
+    if (s->cur == s->n - 1) {
+      *done = 1;
+      return HS_OK;
+    }
+    rc = next_stage(s, arrays);
+    if (rc != HS_OK) return rc;
+  }
+}
+
+int hs__staged_complete(hs_plan p, void *const *arrays) {
+  struct hs_staged *s = p->staged;
+  int rc = HS_OK;
+  while (rc == HS_OK && s->cur < s->n - 1) rc = next_stage(s, arrays);
+  if (rc == HS_OK) rc = hs_swap_complete(s->stage[s->cur], arrays);
+  s->cur = 0;
+  return rc;
+}
+
+void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
+  const struct hs_staged *s = p->staged;
+  hs__appendf(buf, len, n, "staged in %d stages:", s->n);
+  for (int k = 0; k < s->n; k++) {
+    const hs_plan q = s->stage[k];
+    hs__appendf(buf, len, n, "%s stage %c: %d peers", k ? ";" : "", axis_name[s->axis[k]],
+                q->npeers);
+    for (int j = 0; j < q->npeers; j++)
+      hs__appendf(buf, len, n, " [%d: send %zu B, recv %zu B]", q->peers[j].rank,
+                  q->peers[j].send_bytes, q->peers[j].recv_bytes);
+    hs__appendf(buf, len, n, ", self %zu B", q->self_bytes);
+  }
+}
+
+uint64_t hs__staged_bytes(hs_plan p) {
+  const struct hs_staged *s = p->staged;
+  uint64_t b = 0;
+  hs_plan_stats st;
+  for (int k = 0; s && k < s->n; k++)
+    if (hs_plan_get_stats(s->stage[k], &st) == HS_OK) b += st.bytes_allocated;
+  return b;
+}

@@ -18,12 +18,173 @@
 
 int pc_have_netcdf(void) { return 1; }
 
+/* ---- classic-format header check (CDF-1, CDF-2, CDF-5), before nc_open.
+ * libnetcdf 4.9.0 (Debian 12) crashes inside nc_open on some malformed classic headers
+ * (fuzz/regressions/ncread/netcdf-classic-hashmapadd-segv: a name that is not UTF-8). The
+ * header grammar is small (NetCDF "Classic and 64-bit Offset File Formats", CDF-5 spec), so
+ * walk it and refuse, with a reason, anything libnetcdf must not see: names that are not
+ * valid netCDF names, counts or sizes beyond the file, unknown types or tags, dimension ids
+ * out of range. Files that are not classic (HDF5 signature) are left to libnetcdf. */
+typedef struct {
+  FILE *f;
+  long long left; /* bytes of the file after the cursor */
+  int ver;        /* 1, 2 or 5 */
+  int cut;        /* a read ran past the end of the file */
+  const char *what;
+} hdr_cur;
+
+static int hdr_bytes(hdr_cur *c, void *out, long long n) {
+  if (n < 0 || n > c->left) {
+    c->cut = n > c->left;
+    return -1;
+  }
+  if (out ? fread(out, 1, (size_t)n, c->f) != (size_t)n : fseek(c->f, (long)n, SEEK_CUR) != 0)
+    return -1;
+  c->left -= n;
+  return 0;
+}
+
+/* A big-endian count: 4 bytes, or 8 in CDF-5 where `wide` (nelems, lengths, dimids, vsize). */
+static int hdr_count(hdr_cur *c, int wide, unsigned long long *v) {
+  unsigned char b[8];
+  int n = wide && c->ver == 5 ? 8 : 4;
+  if (hdr_bytes(c, b, n)) return -1;
+  *v = 0;
+  for (int i = 0; i < n; i++) *v = *v << 8 | b[i];
+  return 0;
+}
+
+static long long hdr_pad4(unsigned long long n) { return (long long)((4 - n % 4) % 4); }
+
+/* netCDF names: 1..NC_MAX_NAME bytes of valid UTF-8, no control characters, no '/'. */
+static int hdr_name(hdr_cur *c, char *err, size_t len, const char *path) {
+  unsigned long long n;
+  unsigned char s[NC_MAX_NAME];
+  if (hdr_count(c, 1, &n) || n < 1 || n > NC_MAX_NAME || hdr_bytes(c, s, (long long)n) ||
+      hdr_bytes(c, NULL, hdr_pad4(n))) {
+    snprintf(err, len, "%s: malformed classic header: a %s name has a bad length or is cut off",
+             path, c->what);
+    return -1;
+  }
+  for (unsigned long long i = 0; i < n;) {
+    unsigned char u = s[i];
+    int k = u < 0x80 ? 0 : (u & 0xE0) == 0xC0 ? 1 : (u & 0xF0) == 0xE0 ? 2 : (u & 0xF8) == 0xF0 ? 3 : -1;
+    int ok = k >= 0 && i + (unsigned long long)k < n && (k || (u >= 0x20 && u != 0x7F && u != '/'));
+    for (int j = 1; ok && j <= k; j++) ok = (s[i + (unsigned long long)j] & 0xC0) == 0x80;
+    if (!ok) {
+      snprintf(err, len, "%s: malformed classic header: a %s name is not a valid netCDF name "
+               "(byte %llu: 0x%02x)", path, c->what, i, u);
+      return -1;
+    }
+    i += (unsigned long long)k + 1;
+  }
+  return 0;
+}
+
+static int hdr_type_size(int ver, unsigned long long t) {
+  static const int sz[] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8};
+  return t >= 1 && t <= (ver == 5 ? 11u : 6u) ? sz[t] : 0;
+}
+
+/* A list header: its tag must be `tag` or absent (ZERO ZERO); *n its element count, bounded by
+ * the bytes left (every element takes at least 4). */
+static int hdr_list(hdr_cur *c, unsigned tag, unsigned long long *n, char *err, size_t len,
+                    const char *path) {
+  unsigned long long t;
+  if (hdr_count(c, 0, &t) || hdr_count(c, 1, n) || (t != tag && (t != 0 || *n != 0)) ||
+      *n > (unsigned long long)c->left / 4) {
+    snprintf(err, len, "%s: malformed classic header: bad %s list", path, c->what);
+    return -1;
+  }
+  return 0;
+}
+
+static int hdr_atts(hdr_cur *c, char *err, size_t len, const char *path) {
+  unsigned long long n, t, m;
+  const char *was = c->what;
+  c->what = "attribute";
+  if (hdr_list(c, 0x0C, &n, err, len, path)) return -1;
+  for (unsigned long long i = 0; i < n; i++) {
+    if (hdr_name(c, err, len, path)) return -1;
+    int ts;
+    if (hdr_count(c, 0, &t) || !(ts = hdr_type_size(c->ver, t)) || hdr_count(c, 1, &m) ||
+        m > (unsigned long long)c->left / (unsigned)ts ||
+        hdr_bytes(c, NULL, (long long)(m * (unsigned)ts) + hdr_pad4(m * (unsigned)ts))) {
+      snprintf(err, len, "%s: malformed classic header: an attribute has a bad type or size",
+               path);
+      return -1;
+    }
+  }
+  c->what = was;
+  return 0;
+}
+
+static int check_classic_header(const char *path, char *err, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0; /* nc_open reports it */
+  struct stat st;
+  unsigned char m[4];
+  hdr_cur c = {f, 0, 0, 0, "dimension"};
+  int rc = 0;
+  if (fstat(fileno(f), &st) != 0 || fread(m, 1, 4, f) != 4 || memcmp(m, "CDF", 3) ||
+      (m[3] != 1 && m[3] != 2 && m[3] != 5))
+    goto done; /* not classic: libnetcdf's own checks */
+  c.left = (long long)st.st_size - 4;
+  c.ver = m[3];
+  rc = -1;
+  unsigned long long numrecs, ndims, nvars, v;
+  if (hdr_count(&c, 1, &numrecs)) {
+    snprintf(err, len, "%s: malformed classic header: cut off after the magic number", path);
+    goto done;
+  }
+  if (hdr_list(&c, 0x0A, &ndims, err, len, path)) goto done;
+  for (unsigned long long i = 0; i < ndims; i++)
+    if (hdr_name(&c, err, len, path) || hdr_count(&c, 1, &v)) {
+      if (!*err) snprintf(err, len, "%s: malformed classic header: a dimension is cut off", path);
+      goto done;
+    }
+  if (hdr_atts(&c, err, len, path)) goto done;
+  c.what = "variable";
+  if (hdr_list(&c, 0x0B, &nvars, err, len, path)) goto done;
+  for (unsigned long long i = 0; i < nvars; i++) {
+    unsigned long long nd, t;
+    if (hdr_name(&c, err, len, path)) goto done;
+    if (hdr_count(&c, 1, &nd) || nd > NC_MAX_VAR_DIMS) {
+      snprintf(err, len, "%s: malformed classic header: a variable has a bad dimension count",
+               path);
+      goto done;
+    }
+    for (unsigned long long j = 0; j < nd; j++)
+      if (hdr_count(&c, 1, &v) || v >= ndims) {
+        snprintf(err, len, "%s: malformed classic header: a variable names dimension id %llu "
+                 "of %llu", path, v, ndims);
+        goto done;
+      }
+    if (hdr_atts(&c, err, len, path)) goto done;
+    if (hdr_count(&c, 0, &t) || !hdr_type_size(c.ver, t) || hdr_count(&c, 1, &v) ||
+        hdr_bytes(&c, NULL, c.ver == 1 ? 4 : 8)) {
+      snprintf(err, len, "%s: malformed classic header: a variable has a bad type or is cut off",
+               path);
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  if (rc && c.cut) /* the same words as libnetcdf's refusal of a short file */
+    snprintf(err, len, "%s: cannot open: truncated: its classic header runs past the end of "
+             "the file (%lld bytes)", path, (long long)st.st_size);
+  fclose(f);
+  return rc;
+}
+
 /* On failure neither *b nor the parcels in *all are changed (all->n stays 0). */
 static int read_file(const char *path, pc_box *b_out, pc_set *all, double *min_vratio, char *err,
                      size_t len) {
   pc_box box, *b = &box;
   all->n = 0;
   *min_vratio = NAN;
+  if (len) err[0] = '\0';
+  if (check_classic_header(path, err, len)) return -1;
   int nc, rc = nc_open(path, NC_NOWRITE, &nc);
   if (rc != NC_NOERR) {
     snprintf(err, len, "%s: cannot open: %s", path, nc_strerror(rc));

@@ -8,7 +8,7 @@
  *   - no crash: a fatal signal names the case and fails the test;
  *   - nothing written where it should not be: sentinel-filled fields stay untouched.
  * Prints the number of kinds checked. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memmem; includes POSIX 2008 */
 #include "haloswap.h"
 #ifdef BADINPUT_NETCDF
 #include "pc.h"
@@ -521,11 +521,13 @@ static void netcdf_cases(const char *dir) {
   char p[NC_NKIND + 4][512];
   const char *nm[] = {"good", "nanpos", "charvar", "missing", "textext", "infext"};
   for (int k = 0; k < NC_NKIND; k++) snprintf(p[k], sizeof p[k], "%s/%s.nc", dir, nm[k]);
-  char trunc[512], trunc_h[512], empty[512], nofile[512];
+  char trunc[512], trunc_h[512], empty[512], nofile[512], badname[512], baddim[512];
   snprintf(trunc, sizeof trunc, "%s/truncated.nc", dir);
   snprintf(trunc_h, sizeof trunc_h, "%s/truncated_header.nc", dir);
   snprintf(empty, sizeof empty, "%s/notnetcdf.nc", dir);
   snprintf(nofile, sizeof nofile, "%s/does-not-exist.nc", dir);
+  snprintf(badname, sizeof badname, "%s/badname.nc", dir);
+  snprintf(baddim, sizeof baddim, "%s/baddimid.nc", dir);
   int ok = 0;
   if (rank == 0) {
     ok = 1;
@@ -539,6 +541,23 @@ static void netcdf_cases(const char *dir) {
     out = fopen(trunc_h, "wb");
     if (out) fwrite(buf, 1, 100, out);
     if (out) fclose(out);
+    /* Header defects libnetcdf 4.9.0 can crash on (fuzz/regressions/ncread): a dimension name
+     * that is not UTF-8, and a variable naming dimension id 7 of 2. */
+    char *nm_at = memmem(buf, n, "n_parcels", 9), *dim_at = memmem(buf, n, "x_position", 10);
+    out = fopen(badname, "wb");
+    if (out && nm_at) {
+      nm_at[2] = (char)0xF3;
+      fwrite(buf, 1, n, out);
+      nm_at[2] = 'p';
+    }
+    if (out) fclose(out);
+    out = fopen(baddim, "wb");
+    if (out && dim_at) { /* name (padded to 12), then ndims = 2, then dimids 0 and 1 */
+      dim_at[12 + 4 + 4 + 3] = 7;
+      fwrite(buf, 1, n, out);
+    }
+    if (out) fclose(out);
+    ok &= nm_at && dim_at;
     out = fopen(empty, "wb");
     if (out) {
       fputs("this is not a NetCDF file\n", out);
@@ -556,6 +575,9 @@ static void netcdf_cases(const char *dir) {
   NC_CASE("NetCDF: truncated in the data", trunc, 1, "truncated.nc: is truncated",
           "n_parcels = 8");
   NC_CASE("NetCDF: not a NetCDF file", empty, 1, "notnetcdf.nc", "cannot open");
+  NC_CASE("NetCDF: header name not UTF-8", badname, 1, "badname.nc", "not a valid netCDF name");
+  NC_CASE("NetCDF: header dimension id out of range", baddim, 1, "baddimid.nc",
+          "dimension id 7 of 2");
   NC_CASE("NetCDF: file does not exist", nofile, 1, "does-not-exist.nc", "cannot open");
   NC_CASE("NetCDF: NaN position", p[NC_NAN_POS], 1, "variable 'y_position'", "parcel 3",
           "not finite");
@@ -571,6 +593,8 @@ static void netcdf_cases(const char *dir) {
     unlink(trunc);
     unlink(trunc_h);
     unlink(empty);
+    unlink(badname);
+    unlink(baddim);
   }
 }
 #endif

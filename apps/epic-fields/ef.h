@@ -98,10 +98,23 @@ double ef_humidity(const pc_parcel *p);
 /* Allocates the fields; hs_alloc'd (collective) when d is given and shared is set. */
 int ef_grid_alloc(ef_grid *g, hs_decomp d, int shared);
 void ef_grid_free(ef_grid *g, hs_decomp d);
-/* Deposits every parcel (absval: |contribution|, for the serial error bound). Returns -1 and
- * describes the parcel in why when a support point falls outside the halo. */
+/* Reproducible deposit (docs/mini-apps.md, "Reproducible deposits"): bounds over a rank's
+ * parcels, maxima only so that their global reduction is exact: per float field the largest
+ * possible |contribution|, the most parcels in one cell, and per axis how many cells a support
+ * point lies below / above its parcel's cell. nparg serves as scratch (the deposit rebuilds
+ * it). Returns -1 (why) for a parcel not in one of this rank's cells. */
+enum { EF_BD_CELL = EF_NFLOAT, EF_BD_BELOW, EF_BD_ABOVE = EF_BD_BELOW + 3, EF_NBOUND = EF_BD_ABOVE + 3 };
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double bd[EF_NBOUND],
+                      char *why, size_t len);
+/* From the global bounds: *kmax bounds the contributions to one node, q[f] is the power of two
+ * to which field f's contributions are rounded (0: no nonzero contribution). -1 if a field's
+ * magnitude leaves no such power of two. */
+int ef_quanta(const double bd[EF_NBOUND], double q[EF_NFLOAT], double *kmax);
+/* Deposits every parcel, each contribution to float field f rounded to a multiple of q[f]
+ * (q NULL: plain sums; absval: unrounded |contribution|, for the summed-magnitude figure).
+ * Returns -1 and describes the parcel in why when a support point falls outside the halo. */
 int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,
-                        char *why, size_t len);
+                        const double *q, char *why, size_t len);
 /* After the exchange: EPIC's free-slip folding of the z halo, division by the volume,
  * extrapolation of the z halo (absval: the same on a bound, extrapolation 2|a| + |b|). */
 void ef_par2grid_finish(ef_grid *g, int absval);

@@ -5,6 +5,7 @@
  * per grid point is the same in both. */
 #include "ef.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,9 +143,79 @@ static int too_far(const ef_grid *g, const ef_parcels *ps, int n, int pt, const 
   return -1;
 }
 
+/* Buoyancy plus the latent heating of the condensed humidity. */
+static double total_buoyancy(const ef_box *e, const double *a, double hum) {
+  double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
+  return a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
+}
+
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double bd[EF_NBOUND],
+                      char *why, size_t len) {
+  for (int i = 0; i < EF_NBOUND; i++) bd[i] = 0.0;
+  memset(g->nparg, 0, g->n * sizeof(int32_t));
+  for (int m = 0; m < ps->n; m++) {
+    const double *a = ps->p[m].a;
+    double hum = ef_humidity(&ps->p[m]), v = 0.25 * a[VOL];
+    /* a contribution is fl(fl(v w) x) with weight w <= 1, so at most fl(v |x|) */
+    double c[EF_NFLOAT] = {v, v * fabs(a[XI]), v * fabs(a[ETA]), v * fabs(a[ZETA]),
+                           v * fabs(total_buoyancy(e, a, hum)), v * fabs(a[BUOY]), v * hum};
+    for (int f = 0; f < EF_NFLOAT; f++)
+      if (c[f] > bd[f]) bd[f] = c[f];
+    /* the parcel's cell as ownership defines it (clamped), counted on its owner */
+    int cell[3];
+    for (int d = 0; d < 3; d++) cell[d] = pc_cell_of(&e->b, d, a[PX + d]);
+    int ci = cell[0] - g->ox, cj = cell[1] - g->oy;
+    if (ci < 0 || ci >= g->nx || cj < 0 || cj >= g->ny) {
+      snprintf(why, len, "parcel %llu: its cell (%d, %d) is not one of this rank's",
+               (unsigned long long)ps->key[m], cell[0], cell[1]);
+      return -1;
+    }
+    int32_t *cnt = &g->nparg[ef_at(g, ci, cj, cell[2])];
+    if (++*cnt > bd[EF_BD_CELL]) bd[EF_BD_CELL] = *cnt;
+    for (int pt = 0; pt < 4; pt++)
+      for (int d = 0; d < 3; d++) {
+        double x = (ps->pts[12 * m + 3 * pt + d] - e->b.origin[d]) * e->dxi[d];
+        double off = floor(x) - cell[d]; /* the cell trilinear() gives, minus the parcel's */
+        if (-off > bd[EF_BD_BELOW + d]) bd[EF_BD_BELOW + d] = -off;
+        if (off > bd[EF_BD_ABOVE + d]) bd[EF_BD_ABOVE + d] = off;
+      }
+  }
+  return 0;
+}
+
+int ef_quanta(const double bd[EF_NBOUND], double q[EF_NFLOAT], double *kmax) {
+  /* A node takes one contribution per support point in its 8 cells: from the parcels whose
+   * cells lie within (below + above + 2) cells of it per axis, 4 points each. */
+  double k = 4.0 * bd[EF_BD_CELL];
+  for (int d = 0; d < 3; d++) k *= bd[EF_BD_BELOW + d] + bd[EF_BD_ABOVE + d] + 2.0;
+  *kmax = k;
+  for (int f = 0; f < EF_NFLOAT; f++) {
+    double km = k * bd[f];
+    q[f] = 0.0;
+    if (km == 0.0) continue;
+    if (!isfinite(km)) return -1;
+    int ex;
+    double fr = frexp(km, &ex); /* km = fr 2^ex, fr in [0.5, 1) */
+    /* q = 2^(ceil(log2 km) - 52): a node's sum stays below 2^53 q with room for the
+     * rounding (each |rounded| <= |x| + q/2) and for km's own rounding */
+    int e = (fr == 0.5 ? ex - 1 : ex) - 52;
+    if (e < DBL_MIN_EXP - 1) e = DBL_MIN_EXP - 1; /* q normal; a larger q is as exact */
+    if (e > DBL_MAX_EXP - 54) return -1;         /* 1.5 * 2^52 q must be finite */
+    q[f] = ldexp(1.0, e);
+  }
+  return 0;
+}
+
+/* x rounded to a multiple of q, r = 1.5 * 2^52 q: x + r lies in [2^52 q, 2^53 q) where the
+ * doubles are the multiples of q (|x| <= 2^50 q here); exact subtraction. r = 0: x itself.
+ * Needs IEEE double arithmetic as written (no -ffast-math reassociation). */
+static inline double round_to(double x, double r) { return (x + r) - r; }
+
 int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,
-                        char *why, size_t len) {
+                        const double *q, char *why, size_t len) {
   const size_t n = g->n;
+  double r[EF_NFLOAT];
+  for (int f = 0; f < EF_NFLOAT; f++) r[f] = q && !absval ? 0x1.8p52 * q[f] : 0.0;
   memset(g->volg, 0, n * sizeof(double));
   memset(g->vortg, 0, 3 * n * sizeof(double));
   memset(g->tbuoyg, 0, n * sizeof(double));
@@ -155,9 +226,7 @@ int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int a
   double *vx = g->vortg, *vy = g->vortg + n, *vz = g->vortg + 2 * n;
   for (int m = 0; m < ps->n; m++) {
     const double *a = ps->p[m].a;
-    double pvol = a[VOL], hum = ef_humidity(&ps->p[m]);
-    double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
-    double btot = a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
+    double pvol = a[VOL], hum = ef_humidity(&ps->p[m]), btot = total_buoyancy(e, a, hum);
     /* the parcel's own cell: the counts */
     long c[3];
     for (int d = 0; d < 3; d++) c[d] = (long)floor((a[PX + d] - e->b.origin[d]) * e->dxi[d]);
@@ -187,14 +256,14 @@ int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int a
               g->humg[p] += wt * hum;
               g->tbuoyg[p] += fabs(wt * btot);
             } else {
-              vx[p] += wt * a[XI];
-              vy[p] += wt * a[ETA];
-              vz[p] += wt * a[ZETA];
-              g->dbuoyg[p] += wt * a[BUOY];
-              g->humg[p] += wt * hum;
-              g->tbuoyg[p] += wt * btot;
+              vx[p] += round_to(wt * a[XI], r[EF_VORTX]);
+              vy[p] += round_to(wt * a[ETA], r[EF_VORTY]);
+              vz[p] += round_to(wt * a[ZETA], r[EF_VORTZ]);
+              g->dbuoyg[p] += round_to(wt * a[BUOY], r[EF_DBUOYG]);
+              g->humg[p] += round_to(wt * hum, r[EF_HUMG]);
+              g->tbuoyg[p] += round_to(wt * btot, r[EF_TBUOYG]);
             }
-            g->volg[p] += wt;
+            g->volg[p] += round_to(wt, r[EF_VOLG]);
           }
         }
     }

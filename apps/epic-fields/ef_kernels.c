@@ -153,14 +153,18 @@ int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double 
                       char *why, size_t len) {
   for (int i = 0; i < EF_NBOUND; i++) bd[i] = 0.0;
   memset(g->nparg, 0, g->n * sizeof(int32_t));
+  memset(g->volg, 0, g->n * sizeof(double));
+  bd[EF_BD_VAL + EF_VOLG] = 1.0;
   for (int m = 0; m < ps->n; m++) {
     const double *a = ps->p[m].a;
     double hum = ef_humidity(&ps->p[m]), v = 0.25 * a[VOL];
+    double x[EF_NFLOAT] = {1.0, fabs(a[XI]), fabs(a[ETA]), fabs(a[ZETA]),
+                           fabs(total_buoyancy(e, a, hum)), fabs(a[BUOY]), hum};
     /* a contribution is fl(fl(v w) x) with weight w <= 1, so at most fl(v |x|) */
-    double c[EF_NFLOAT] = {v, v * fabs(a[XI]), v * fabs(a[ETA]), v * fabs(a[ZETA]),
-                           v * fabs(total_buoyancy(e, a, hum)), v * fabs(a[BUOY]), v * hum};
-    for (int f = 0; f < EF_NFLOAT; f++)
-      if (c[f] > bd[f]) bd[f] = c[f];
+    for (int f = 0; f < EF_NFLOAT; f++) {
+      if (v * x[f] > bd[f]) bd[f] = v * x[f];
+      if (x[f] > bd[EF_BD_VAL + f]) bd[EF_BD_VAL + f] = x[f];
+    }
     /* the parcel's cell as ownership defines it (clamped), counted on its owner */
     int cell[3];
     for (int d = 0; d < 3; d++) cell[d] = pc_cell_of(&e->b, d, a[PX + d]);
@@ -170,12 +174,14 @@ int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double 
                (unsigned long long)ps->key[m], cell[0], cell[1]);
       return -1;
     }
-    int32_t *cnt = &g->nparg[ef_at(g, ci, cj, cell[2])];
-    if (++*cnt > bd[EF_BD_CELL]) bd[EF_BD_CELL] = *cnt;
+    size_t c = ef_at(g, ci, cj, cell[2]);
+    if (++g->nparg[c] > bd[EF_BD_CELL]) bd[EF_BD_CELL] = g->nparg[c];
+    if (a[VOL] > g->volg[c]) g->volg[c] = a[VOL];
+    if (g->nparg[c] * g->volg[c] > bd[EF_BD_VEST]) bd[EF_BD_VEST] = g->nparg[c] * g->volg[c];
     for (int pt = 0; pt < 4; pt++)
       for (int d = 0; d < 3; d++) {
-        double x = (ps->pts[12 * m + 3 * pt + d] - e->b.origin[d]) * e->dxi[d];
-        double off = floor(x) - cell[d]; /* the cell trilinear() gives, minus the parcel's */
+        double y = (ps->pts[12 * m + 3 * pt + d] - e->b.origin[d]) * e->dxi[d];
+        double off = floor(y) - cell[d]; /* the cell trilinear() gives, minus the parcel's */
         if (-off > bd[EF_BD_BELOW + d]) bd[EF_BD_BELOW + d] = -off;
         if (off > bd[EF_BD_ABOVE + d]) bd[EF_BD_ABOVE + d] = off;
       }
@@ -183,32 +189,59 @@ int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double 
   return 0;
 }
 
-int ef_quanta(const double bd[EF_NBOUND], double q[EF_NFLOAT], double *kmax) {
+/* 2^(ceil(log2 x) - bits), at least the smallest normal double; 0 for x = 0, -1 if too large
+ * (1.5 * 2^52 q, the rounding constant, must be finite). */
+static double pow2_above(double x, int bits) {
+  if (x == 0.0) return 0.0;
+  if (!isfinite(x)) return -1.0;
+  int ex;
+  double fr = frexp(x, &ex); /* x = fr 2^ex, fr in [0.5, 1) */
+  int e = (fr == 0.5 ? ex - 1 : ex) - bits;
+  if (e < DBL_MIN_EXP - 1) e = DBL_MIN_EXP - 1; /* a larger q is as exact */
+  return e > DBL_MAX_EXP - 54 ? -1.0 : ldexp(1.0, e);
+}
+
+int ef_quanta(const double bd[EF_NBOUND], double safe[EF_NFLOAT], double q[EF_NFLOAT],
+              double *kmax) {
   /* A node takes one contribution per support point in its 8 cells: from the parcels whose
    * cells lie within (below + above + 2) cells of it per axis, 4 points each. */
   double k = 4.0 * bd[EF_BD_CELL];
   for (int d = 0; d < 3; d++) k *= bd[EF_BD_BELOW + d] + bd[EF_BD_ABOVE + d] + 2.0;
   *kmax = k;
   for (int f = 0; f < EF_NFLOAT; f++) {
-    double km = k * bd[f];
-    q[f] = 0.0;
-    if (km == 0.0) continue;
-    if (!isfinite(km)) return -1;
-    int ex;
-    double fr = frexp(km, &ex); /* km = fr 2^ex, fr in [0.5, 1) */
-    /* q = 2^(ceil(log2 km) - 52): a node's sum stays below 2^53 q with room for the
-     * rounding (each |rounded| <= |x| + q/2) and for km's own rounding */
-    int e = (fr == 0.5 ? ex - 1 : ex) - 52;
-    if (e < DBL_MIN_EXP - 1) e = DBL_MIN_EXP - 1; /* q normal; a larger q is as exact */
-    if (e > DBL_MAX_EXP - 54) return -1;         /* 1.5 * 2^52 q must be finite */
-    q[f] = ldexp(1.0, e);
+    /* safe: a node's sum stays below 2^53 q with room for the rounding (each |rounded| <=
+     * |x| + q/2) and for k bd's own rounding. Estimate: a node's sum of |contributions| is
+     * at most the largest |value| times its volg, estimated as twice the most volume in a
+     * cell (a node's hat weights span 8 cells) and checked after the exchange
+     * (ef_quanta_hold: within 2^51 q). */
+    safe[f] = pow2_above(k * bd[f], 52);
+    q[f] = pow2_above(2.0 * bd[EF_BD_VAL + f] * bd[EF_BD_VEST], 51);
+    if (safe[f] < 0.0 || q[f] < 0.0) return -1;
+    if (q[f] > safe[f]) q[f] = safe[f];
   }
   return 0;
 }
 
-/* x rounded to a multiple of q, r = 1.5 * 2^52 q: x + r lies in [2^52 q, 2^53 q) where the
- * doubles are the multiples of q (|x| <= 2^50 q here); exact subtraction. r = 0: x itself.
- * Needs IEEE double arithmetic as written (no -ffast-math reassociation). */
+int ef_quanta_hold(const double bd[EF_NBOUND], const double safe[EF_NFLOAT],
+                   const double q[EF_NFLOAT], double max_volg) {
+  /* A node's sum of |contributions| <= |value|max * (volg + its rounding): a little within
+   * 2^51 q, every contribution was within round_to's range and every sum (< 2^53 q with the
+   * rounding of every term) exact. */
+  for (int f = 0; f < EF_NFLOAT; f++)
+    if (q[f] < safe[f] && !(bd[EF_BD_VAL + f] * max_volg <= 0x1.fp50 * q[f])) return 0;
+  return 1;
+}
+
+double ef_max_volg(const ef_grid *g) {
+  double m = 0.0;
+  for (size_t i = 0; i < g->n; i++)
+    if (!(g->volg[i] <= m)) m = g->volg[i];
+  return m;
+}
+
+/* x rounded to a multiple of q, r = 1.5 * 2^52 q: x + r lies in [2^52 q, 2^53 q] where the
+ * doubles are the multiples of q (|x| <= 2^51 q when the quanta hold); exact subtraction.
+ * r = 0: x itself. Needs IEEE double arithmetic as written (no -ffast-math reassociation). */
 static inline double round_to(double x, double r) { return (x + r) - r; }
 
 int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,

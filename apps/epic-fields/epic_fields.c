@@ -31,8 +31,11 @@
 #define PROG "epic-fields"
 #define KEY_CELL 1024 /* parcels per cell at most (key = cell * KEY_CELL + k) */
 
+enum { DEP_REPRO, DEP_APRIORI, DEP_PLAIN }; /* --deposit */
+static const char *const dep_name[3] = {"reproducible", "reproducible-apriori", "plain"};
+
 typedef struct {
-  int global[3], nppc, steps, warmup, px, py, shared, check, verbose, mv_given, plain;
+  int global[3], nppc, steps, warmup, px, py, shared, check, verbose, mv_given, deposit;
   double min_vratio, tol;
   uint64_t seed;
   const char *read, *json;
@@ -66,8 +69,10 @@ static void usage(void) {
       "  --tol T            tolerance of that comparison, relative to each value (default\n"
       "                     1e-14)\n"
       "  --deposit KIND     reproducible (default: contributions rounded to a common power-of-\n"
-      "                     two quantum, sums exact in any order) or plain (EPIC's plain sums,\n"
-      "                     which differ from the serial ones where contributions cancel)\n"
+      "                     two quantum, sums exact in any order; the quantum from a volume\n"
+      "                     estimate, checked after the exchange), reproducible-apriori (the\n"
+      "                     quantum from an a priori bound: coarser) or plain (EPIC's plain\n"
+      "                     sums, which differ from the serial ones where contributions cancel)\n"
       "  --json FILE        write checksums, checks and timings as JSON\n"
       "  --verbose          describe the plans\n"
       "  --help             this text\n",
@@ -137,9 +142,11 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       if (app_int(a, k, v, 0, 1, &o->check)) return 1;
     } else if (!strcmp(k, "--deposit")) {
       if (!v) return app_fail(a, "option --deposit needs a value");
-      if (strcmp(v, "reproducible") && strcmp(v, "plain"))
-        return app_fail(a, "option --deposit = '%s': must be reproducible or plain", v);
-      o->plain = !strcmp(v, "plain");
+      for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
+      }
+      if (o->deposit == 3)
+        return app_fail(a, "option --deposit = '%s': must be reproducible, "
+                           "reproducible-apriori or plain", v);
     } else if (!strcmp(k, "--alloc")) {
       if (!v) return app_fail(a, "option --alloc needs a value");
       if (strcmp(v, "shared") && strcmp(v, "malloc"))
@@ -354,9 +361,10 @@ typedef struct {
   ef_parcels *ps;
   ef_ref ref;
   ef_arr p2g[9], g2p[14], surf[2];
-  int plain;                       /* --deposit plain */
-  double bd[EF_NBOUND];            /* the last step's global bounds, quanta and */
-  double q[EF_NFLOAT], kmax;       /* contributions-per-node bound */
+  int deposit;                     /* --deposit */
+  double bd[EF_NBOUND];            /* the last step's global bounds, quanta (safe: a priori) */
+  double q[EF_NFLOAT], safe[EF_NFLOAT], kmax; /* and contributions-per-node bound */
+  long deposits, redone;           /* reproducible deposits, those redone with the safe quanta */
 } world;
 
 static void world_arrays(world *w) {
@@ -434,7 +442,10 @@ static int step_quanta(app_ctx *a, world *w, char *why, size_t len) {
   bd[EF_NBOUND] = ef_deposit_bounds(w->g, w->e, w->ps, bd, why, len) ? 1.0 : 0.0;
   MPI_Allreduce(MPI_IN_PLACE, bd, EF_NBOUND + 1, MPI_DOUBLE, MPI_MAX, a->comm);
   memcpy(w->bd, bd, sizeof w->bd);
-  if (bd[EF_NBOUND] == 0.0 && ef_quanta(bd, w->q, &w->kmax) == 0) return 0;
+  if (bd[EF_NBOUND] == 0.0 && ef_quanta(bd, w->safe, w->q, &w->kmax) == 0) {
+    if (w->deposit == DEP_APRIORI) memcpy(w->q, w->safe, sizeof w->q);
+    return 0;
+  }
   if (!why[0])
     snprintf(why, len, "%s", bd[EF_NBOUND] != 0.0 ? "a parcel is not on the rank of its cell"
              : "a field's contributions are too large for a power-of-two quantum");
@@ -446,10 +457,24 @@ static void run_step(app_ctx *a, world *w, method *m, double t, double tm[NPH]) 
   char why[512];
   MPI_Barrier(a->comm);
   double t0 = MPI_Wtime();
-  if (!w->plain && step_quanta(a, w, why, sizeof why)) fatal(a, m->spec, "par2grid", why);
-  if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, w->plain ? NULL : w->q, why, sizeof why))
+  const int plain = w->deposit == DEP_PLAIN;
+  if (!plain && step_quanta(a, w, why, sizeof why)) fatal(a, m->spec, "par2grid", why);
+  if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, plain ? NULL : w->q, why, sizeof why))
     fatal(a, m->spec, "par2grid", why);
   tm[PH_P2G] = timed_exchange(a, w, m, PH_P2G);
+  w->deposits += !plain;
+  if (!plain && memcmp(w->q, w->safe, sizeof w->q)) {
+    /* the estimated quanta: confirm them from the largest volg, or redo with the safe ones */
+    double mv = ef_max_volg(w->g);
+    MPI_Allreduce(MPI_IN_PLACE, &mv, 1, MPI_DOUBLE, MPI_MAX, a->comm);
+    if (!ef_quanta_hold(w->bd, w->safe, w->q, mv)) {
+      memcpy(w->q, w->safe, sizeof w->q);
+      if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, w->q, why, sizeof why))
+        fatal(a, m->spec, "par2grid", why);
+      tm[PH_P2G] += timed_exchange(a, w, m, PH_P2G);
+      w->redone++;
+    }
+  }
   ef_par2grid_finish(w->g, 0);
   ef_fill_analytic(w->g, w->e, t);
   tm[PH_G2P] = timed_exchange(a, w, m, PH_G2P);
@@ -509,8 +534,10 @@ static void gdiff_add(gdiff *d, double x, double y, double b) {
 typedef struct {
   ef_grid g, bound;  /* the whole grid; bound: the same sums of |contributions| */
   ef_parcels ps;     /* every parcel, sorted by key (rank 0) */
-  double bd[EF_NBOUND], q[EF_NFLOAT], kmax; /* the reproducible deposit's bounds and quanta */
-  gdiff cost;        /* rank 0: the rounded deposit against the plain serial sums */
+  double bd[EF_NBOUND], q[EF_NFLOAT], safe[EF_NFLOAT], kmax; /* as in world */
+  int redone;        /* the estimated quanta did not hold */
+  gdiff cost[2];     /* rank 0: the rounded deposit against the plain serial sums, levels
+                      * 0..nz and the z halo levels -1, nz+1 */
 } serial;
 
 static int key_cmp(const void *x, const void *y) {
@@ -533,7 +560,10 @@ static int rounding_cost(serial *S, const ef_box *e, char *why, size_t len) {
     for (int f = 0; f < EF_NFLOAT; f++) {
       const double *x = ef_float_field(&S->g, f), *y = ef_float_field(&P, f);
       const double *b = ef_float_field(&S->bound, f);
-      for (size_t i = 0; i < P.n; i++) gdiff_add(&S->cost, x[i], y[i], b[i]);
+      for (size_t i = 0; i < P.n; i++) {
+        int k = (int)(i % (size_t)P.Z) - 1;
+        gdiff_add(&S->cost[k < 0 || k > P.nz], x[i], y[i], b[i]);
+      }
     }
   }
   ef_grid_free(&P, NULL);
@@ -542,18 +572,27 @@ static int rounding_cost(serial *S, const ef_box *e, char *why, size_t len) {
 
 /* Rank 0 computes the reference for time t; the grid results and the quanta go to every
  * rank. */
-static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t, int plain) {
+static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t, int deposit) {
   char why[512] = "";
   int bad = 0;
+  const int plain = deposit == DEP_PLAIN;
   if (a->rank == 0) {
     if (!plain && (ef_deposit_bounds(&S->g, e, &S->ps, S->bd, why, sizeof why) ||
-                   ef_quanta(S->bd, S->q, &S->kmax))) {
+                   ef_quanta(S->bd, S->safe, S->q, &S->kmax))) {
       if (!why[0]) snprintf(why, sizeof why, "a field is too large for a power-of-two quantum");
       bad = 1;
-    } else if (ef_par2grid_deposit(&S->g, e, &S->ps, 0, plain ? NULL : S->q, why, sizeof why) ||
-               ef_par2grid_deposit(&S->bound, e, &S->ps, 1, NULL, why, sizeof why)) {
-      bad = 1;
     } else {
+      if (deposit == DEP_APRIORI) memcpy(S->q, S->safe, sizeof S->q);
+      bad = ef_par2grid_deposit(&S->g, e, &S->ps, 0, plain ? NULL : S->q, why, sizeof why);
+      if (!bad && !plain && memcmp(S->q, S->safe, sizeof S->q) &&
+          !ef_quanta_hold(S->bd, S->safe, S->q, ef_max_volg(&S->g))) {
+        memcpy(S->q, S->safe, sizeof S->q);
+        S->redone = 1;
+        bad = ef_par2grid_deposit(&S->g, e, &S->ps, 0, S->q, why, sizeof why);
+      }
+      if (!bad) bad = ef_par2grid_deposit(&S->bound, e, &S->ps, 1, NULL, why, sizeof why);
+    }
+    if (!bad) {
       ef_par2grid_finish(&S->g, 0);
       ef_par2grid_finish(&S->bound, 1);
       if (!plain && rounding_cost(S, e, why, sizeof why)) bad = 1;
@@ -598,7 +637,7 @@ static void compare_serial(app_ctx *a, const world *w, const serial *S, method *
   m->grid_same = lout[0];
   m->grid_total = lout[1];
   m->int_bad = lout[2];
-  m->q_same = w->plain || memcmp(w->q, S->q, sizeof w->q) == 0;
+  m->q_same = w->deposit == DEP_PLAIN || memcmp(w->q, S->q, sizeof w->q) == 0;
 
   /* parcels: gather (key, outputs) to rank 0 */
   int n = w->ps->n, *cnt = NULL, *disp = NULL, *cnt2 = NULL, *disp2 = NULL, N = 0;
@@ -822,10 +861,10 @@ int main(int argc, char **argv) {
   w.g = &g;
   w.e = &e;
   w.ps = &ps;
-  w.plain = o.plain;
+  w.deposit = o.deposit;
   {
     char why[512];
-    if (!o.plain && step_quanta(&a, &w, why, sizeof why)) app_fail(&a, "%s", why);
+    if (o.deposit != DEP_PLAIN && step_quanta(&a, &w, why, sizeof why)) app_fail(&a, "%s", why);
     else if (ef_par2grid_deposit(&g, &e, &ps, 0, NULL, why, sizeof why)) app_fail(&a, "%s", why);
     if (app_agree(&a)) goto fail;
   }
@@ -890,21 +929,27 @@ int main(int argc, char **argv) {
 
   /* the serial reference for the last step's time */
   const double dtime = 0.05;
-  if (o.check && serial_run(&a, &S, &e, dtime * (total - 1), o.plain)) goto fail;
+  if (o.check && serial_run(&a, &S, &e, dtime * (total - 1), o.deposit)) goto fail;
+  const int plain = o.deposit == DEP_PLAIN;
   if (a.rank == 0) {
-    if (o.plain) {
+    if (plain) {
       printf("deposit: plain sums (--deposit plain), grouped differently at every rank count\n");
     } else {
-      printf("deposit: reproducible, contributions rounded to a power-of-two quantum q; at most "
-             "%.0f contributions per node (bound); q / max|contribution| per field:",
-             w.kmax);
+      printf("deposit: %s, contributions rounded to a power-of-two quantum q; q / "
+             "max|contribution| per field:", dep_name[o.deposit]);
       for (int f = 0; f < EF_NFLOAT; f++)
         printf(" %s %.3g", sum_name[f], w.q[f] > 0 ? w.q[f] / w.bd[f] : 0.0);
-      printf("\n");
+      double coarse = 0.0;
+      for (int f = 0; f < EF_NFLOAT; f++)
+        if (w.q[f] > 0 && w.safe[f] / w.q[f] > coarse) coarse = w.safe[f] / w.q[f];
+      printf("; the a priori bound (at most %.0f contributions per node) gives up to %.0f times "
+             "coarser\n", w.kmax, coarse);
       if (o.check)
-        printf("deposit cost: rounded serial grid vs plain serial sums: %ld of %ld values "
-               "bit-identical, max |diff| / sum|contributions| %.3g, max |diff| / |value| %.3g\n",
-               S.cost.same, S.cost.total, S.cost.bound, S.cost.rel);
+        printf("deposit cost: rounded serial grid vs plain serial sums: levels 0..nz: %ld of %ld "
+               "values bit-identical, max |diff| / sum|contributions| %.3g, max |diff| / |value| "
+               "%.3g; z halo levels: max |diff| / sum|contributions| %.3g%s\n",
+               S.cost[0].same, S.cost[0].total, S.cost[0].bound, S.cost[0].rel, S.cost[1].bound,
+               S.redone ? " (estimated quanta did not hold: a priori ones)" : "");
     }
     fflush(stdout);
   }
@@ -957,7 +1002,7 @@ int main(int argc, char **argv) {
             same = 0;
           }
       /* order-independent sums: epic-ref's order must give the same bits too */
-      if (m->kind == M_HS || (!o.plain && m->kind != M_REF_NOREVERSE)) {
+      if (m->kind == M_HS || (!plain && m->kind != M_REF_NOREVERSE)) {
         if (m->kind == M_HS) nhs++;
         else nref++;
         if (!same) bits_same = 0;
@@ -1007,6 +1052,9 @@ int main(int argc, char **argv) {
       printf("%-*s %10.3e %10.3e %10.3e %10.3e   %-33s %s\n", wid, m->spec, s2->mean_max[PH_P2G],
              s2->mean_max[PH_G2P], s2->mean_max[PH_SURF], s2->exch_max, range, ratio);
     }
+    if (!plain)
+      printf("\n%s: deposit: %ld of %ld deposits redone with the a priori quanta\n", PROG,
+             w.redone, w.deposits);
     char refs[64] = "";
     if (nref) snprintf(refs, sizeof refs, " and %d epic-ref method(s)", nref);
     printf("\n%s: bit identity: %d haloswap transport(s)%s %s at every one of %d steps (%d "
@@ -1021,16 +1069,18 @@ int main(int argc, char **argv) {
                   "\"haloswap_bits_identical\": %s, \"bits_identical_methods\": %d,\n "
                   "\"deposit\": \"%s\"",
               o.steps, o.warmup, o.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
-              nhs + nref, o.plain ? "plain" : "reproducible");
-      if (!o.plain) {
-        fprintf(js, ", \"kmax\": %.0f, \"quanta\": {", w.kmax);
+              nhs + nref, dep_name[o.deposit]);
+      if (!plain) {
+        fprintf(js, ", \"kmax\": %.0f, \"redone\": %ld, \"quanta\": {", w.kmax, w.redone);
         for (int f = 0; f < EF_NFLOAT; f++)
           fprintf(js, "%s\"%s\": %.17g", f ? ", " : "", sum_name[f], w.q[f]);
         fprintf(js, "}");
         if (o.check)
           fprintf(js, ",\n \"rounding_cost\": {\"grid_bit_identical\": %ld, \"grid_values\": %ld, "
-                      "\"err_over_sum_abs\": %.3e, \"rel_err\": %.3e}",
-                  S.cost.same, S.cost.total, S.cost.bound, isfinite(S.cost.rel) ? S.cost.rel : -1.0);
+                      "\"err_over_sum_abs\": %.3e, \"rel_err\": %.3e, "
+                      "\"z_halo_err_over_sum_abs\": %.3e}",
+                  S.cost[0].same, S.cost[0].total, S.cost[0].bound,
+                  isfinite(S.cost[0].rel) ? S.cost[0].rel : -1.0, S.cost[1].bound);
       }
       fprintf(js, ",\n \"runs\": [");
       for (int i = 0; i < nm; i++) {

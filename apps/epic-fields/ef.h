@@ -100,10 +100,11 @@ int ef_grid_alloc(ef_grid *g, hs_decomp d, int shared);
 void ef_grid_free(ef_grid *g, hs_decomp d);
 /* Reproducible deposit (docs/mini-apps.md, "Reproducible deposits"): bounds over a rank's
  * parcels, maxima only so that their global reduction is exact: per float field the largest
- * possible |contribution|; the most parcels in one cell; per axis how many cells a support
- * point lies below / above its parcel's cell; per field the largest |value| (volume: 1); the
- * volume estimate, max over cells of parcels x largest parcel volume. nparg and volg serve as
- * scratch (the deposit rebuilds them). Returns -1 (why) for a parcel not in this rank's cells. */
+ * possible |contribution|; the most parcels in one cell; with apriori (a pass over the
+ * support points), per axis how many cells a support point lies below / above its parcel's
+ * cell; per field the largest |value| (volume: 1); the volume estimate, max over cells of
+ * parcels x largest parcel volume. nparg and volg serve as scratch (the deposit rebuilds
+ * them). Returns -1 (why) for a parcel not in this rank's cells. */
 enum {
   EF_BD_CELL = EF_NFLOAT,
   EF_BD_BELOW,
@@ -112,18 +113,16 @@ enum {
   EF_BD_VEST = EF_BD_VAL + EF_NFLOAT,
   EF_NBOUND
 };
-int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double bd[EF_NBOUND],
-                      char *why, size_t len);
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, int apriori,
+                      double bd[EF_NBOUND], char *why, size_t len);
 /* From the global bounds, per field the power of two q to round contributions to (0: no
- * nonzero contribution). safe: from the a priori bound on the contributions per node (*kmax)
- * and the largest contribution; q: the smaller of safe and one from the volume estimate, which
+ * nonzero contribution). apriori: from the a priori bound on the contributions per node
+ * (*kmax) and the largest contribution, always exact; else from the volume estimate, which
  * ef_quanta_hold must confirm after the exchange. -1 if a field leaves no such power of two. */
-int ef_quanta(const double bd[EF_NBOUND], double safe[EF_NFLOAT], double q[EF_NFLOAT],
-              double *kmax);
+int ef_quanta(const double bd[EF_NBOUND], int apriori, double q[EF_NFLOAT], double *kmax);
 /* After the exchange, from the largest volg anywhere (before the z folding): whether every
- * node's sum was exact with q. */
-int ef_quanta_hold(const double bd[EF_NBOUND], const double safe[EF_NFLOAT],
-                   const double q[EF_NFLOAT], double max_volg);
+ * node's sum was exact with the estimated q. */
+int ef_quanta_hold(const double bd[EF_NBOUND], const double q[EF_NFLOAT], double max_volg);
 double ef_max_volg(const ef_grid *g);
 /* Deposits every parcel, each contribution to float field f rounded to a multiple of q[f]
  * (q NULL: plain sums; absval: unrounded |contribution|, for the summed-magnitude figure).

@@ -149,44 +149,52 @@ static double total_buoyancy(const ef_box *e, const double *a, double hum) {
   return a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
 }
 
-int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, double bd[EF_NBOUND],
-                      char *why, size_t len) {
-  for (int i = 0; i < EF_NBOUND; i++) bd[i] = 0.0;
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, int apriori,
+                      double bd[EF_NBOUND], char *why, size_t len) {
+  double b[EF_NBOUND]; /* local: no aliasing with the scratch arrays */
+  for (int i = 0; i < EF_NBOUND; i++) b[i] = 0.0;
   memset(g->nparg, 0, g->n * sizeof(int32_t));
   memset(g->volg, 0, g->n * sizeof(double));
-  bd[EF_BD_VAL + EF_VOLG] = 1.0;
-  for (int m = 0; m < ps->n; m++) {
+  b[EF_BD_VAL + EF_VOLG] = 1.0;
+  int bad = -1;
+  for (int m = 0; m < ps->n && bad < 0; m++) {
     const double *a = ps->p[m].a;
     double hum = ef_humidity(&ps->p[m]), v = 0.25 * a[VOL];
     double x[EF_NFLOAT] = {1.0, fabs(a[XI]), fabs(a[ETA]), fabs(a[ZETA]),
                            fabs(total_buoyancy(e, a, hum)), fabs(a[BUOY]), hum};
     /* a contribution is fl(fl(v w) x) with weight w <= 1, so at most fl(v |x|) */
     for (int f = 0; f < EF_NFLOAT; f++) {
-      if (v * x[f] > bd[f]) bd[f] = v * x[f];
-      if (x[f] > bd[EF_BD_VAL + f]) bd[EF_BD_VAL + f] = x[f];
+      if (v * x[f] > b[f]) b[f] = v * x[f];
+      if (x[f] > b[EF_BD_VAL + f]) b[EF_BD_VAL + f] = x[f];
     }
     /* the parcel's cell as ownership defines it (clamped), counted on its owner */
     int cell[3];
     for (int d = 0; d < 3; d++) cell[d] = pc_cell_of(&e->b, d, a[PX + d]);
     int ci = cell[0] - g->ox, cj = cell[1] - g->oy;
     if (ci < 0 || ci >= g->nx || cj < 0 || cj >= g->ny) {
-      snprintf(why, len, "parcel %llu: its cell (%d, %d) is not one of this rank's",
-               (unsigned long long)ps->key[m], cell[0], cell[1]);
-      return -1;
+      bad = m;
+      break;
     }
     size_t c = ef_at(g, ci, cj, cell[2]);
-    if (++g->nparg[c] > bd[EF_BD_CELL]) bd[EF_BD_CELL] = g->nparg[c];
-    if (a[VOL] > g->volg[c]) g->volg[c] = a[VOL];
-    if (g->nparg[c] * g->volg[c] > bd[EF_BD_VEST]) bd[EF_BD_VEST] = g->nparg[c] * g->volg[c];
-    for (int pt = 0; pt < 4; pt++)
+    int32_t cnt = ++g->nparg[c];
+    double vmax = a[VOL] > g->volg[c] ? a[VOL] : g->volg[c];
+    g->volg[c] = vmax;
+    if (cnt > b[EF_BD_CELL]) b[EF_BD_CELL] = cnt;
+    if (cnt * vmax > b[EF_BD_VEST]) b[EF_BD_VEST] = cnt * vmax;
+    for (int pt = 0; pt < 4 * apriori; pt++)
       for (int d = 0; d < 3; d++) {
+        /* the cell trilinear() gives, minus the parcel's; floor inline (no libm call) */
         double y = (ps->pts[12 * m + 3 * pt + d] - e->b.origin[d]) * e->dxi[d];
-        double off = floor(y) - cell[d]; /* the cell trilinear() gives, minus the parcel's */
-        if (-off > bd[EF_BD_BELOW + d]) bd[EF_BD_BELOW + d] = -off;
-        if (off > bd[EF_BD_ABOVE + d]) bd[EF_BD_ABOVE + d] = off;
+        double fl = (double)(long)y, off = (fl > y ? fl - 1.0 : fl) - cell[d];
+        if (-off > b[EF_BD_BELOW + d]) b[EF_BD_BELOW + d] = -off;
+        if (off > b[EF_BD_ABOVE + d]) b[EF_BD_ABOVE + d] = off;
       }
   }
-  return 0;
+  memcpy(bd, b, sizeof b);
+  if (bad < 0) return 0;
+  snprintf(why, len, "parcel %llu: its cell is not one of this rank's",
+           (unsigned long long)ps->key[bad]);
+  return -1;
 }
 
 /* 2^(ceil(log2 x) - bits), at least the smallest normal double; 0 for x = 0, -1 if too large
@@ -201,34 +209,31 @@ static double pow2_above(double x, int bits) {
   return e > DBL_MAX_EXP - 54 ? -1.0 : ldexp(1.0, e);
 }
 
-int ef_quanta(const double bd[EF_NBOUND], double safe[EF_NFLOAT], double q[EF_NFLOAT],
-              double *kmax) {
+int ef_quanta(const double bd[EF_NBOUND], int apriori, double q[EF_NFLOAT], double *kmax) {
   /* A node takes one contribution per support point in its 8 cells: from the parcels whose
    * cells lie within (below + above + 2) cells of it per axis, 4 points each. */
   double k = 4.0 * bd[EF_BD_CELL];
   for (int d = 0; d < 3; d++) k *= bd[EF_BD_BELOW + d] + bd[EF_BD_ABOVE + d] + 2.0;
-  *kmax = k;
+  *kmax = apriori ? k : 0.0;
   for (int f = 0; f < EF_NFLOAT; f++) {
-    /* safe: a node's sum stays below 2^53 q with room for the rounding (each |rounded| <=
-     * |x| + q/2) and for k bd's own rounding. Estimate: a node's sum of |contributions| is
-     * at most the largest |value| times its volg, estimated as twice the most volume in a
+    /* a priori: a node's sum stays below 2^53 q with room for the rounding (each |rounded|
+     * <= |x| + q/2) and for k bd's own rounding. Estimate: a node's sum of |contributions|
+     * is at most the largest |value| times its volg, estimated as twice the most volume in a
      * cell (a node's hat weights span 8 cells) and checked after the exchange
-     * (ef_quanta_hold: within 2^51 q). */
-    safe[f] = pow2_above(k * bd[f], 52);
-    q[f] = pow2_above(2.0 * bd[EF_BD_VAL + f] * bd[EF_BD_VEST], 51);
-    if (safe[f] < 0.0 || q[f] < 0.0) return -1;
-    if (q[f] > safe[f]) q[f] = safe[f];
+     * (ef_quanta_hold). */
+    q[f] = apriori ? pow2_above(k * bd[f], 52)
+                   : pow2_above(2.0 * bd[EF_BD_VAL + f] * bd[EF_BD_VEST], 51);
+    if (q[f] < 0.0) return -1;
   }
   return 0;
 }
 
-int ef_quanta_hold(const double bd[EF_NBOUND], const double safe[EF_NFLOAT],
-                   const double q[EF_NFLOAT], double max_volg) {
+int ef_quanta_hold(const double bd[EF_NBOUND], const double q[EF_NFLOAT], double max_volg) {
   /* A node's sum of |contributions| <= |value|max * (volg + its rounding): a little within
    * 2^51 q, every contribution was within round_to's range and every sum (< 2^53 q with the
    * rounding of every term) exact. */
   for (int f = 0; f < EF_NFLOAT; f++)
-    if (q[f] < safe[f] && !(bd[EF_BD_VAL + f] * max_volg <= 0x1.fp50 * q[f])) return 0;
+    if (!(bd[EF_BD_VAL + f] * max_volg <= 0x1.fp50 * q[f])) return 0;
   return 1;
 }
 

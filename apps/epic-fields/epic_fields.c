@@ -362,9 +362,9 @@ typedef struct {
   ef_ref ref;
   ef_arr p2g[9], g2p[14], surf[2];
   int deposit;                     /* --deposit */
-  double bd[EF_NBOUND];            /* the last step's global bounds, quanta (safe: a priori) */
-  double q[EF_NFLOAT], safe[EF_NFLOAT], kmax; /* and contributions-per-node bound */
-  long deposits, redone;           /* reproducible deposits, those redone with the safe quanta */
+  double bd[EF_NBOUND];            /* the last step's global bounds, quanta and */
+  double q[EF_NFLOAT], kmax;       /* contributions-per-node bound (a priori) */
+  long deposits, redone;           /* reproducible deposits, those redone a priori */
 } world;
 
 static void world_arrays(world *w) {
@@ -436,16 +436,13 @@ static double timed_exchange(app_ctx *a, world *w, method *m, int phase) {
 
 /* The reproducible deposit's quanta from this rank's bounds reduced by MAX (exact, so the
  * same at any rank count). Collective; -1 on every rank if any fails (why: this rank's). */
-static int step_quanta(app_ctx *a, world *w, char *why, size_t len) {
+static int step_quanta(app_ctx *a, world *w, int apriori, char *why, size_t len) {
   double bd[EF_NBOUND + 1];
   why[0] = 0;
-  bd[EF_NBOUND] = ef_deposit_bounds(w->g, w->e, w->ps, bd, why, len) ? 1.0 : 0.0;
+  bd[EF_NBOUND] = ef_deposit_bounds(w->g, w->e, w->ps, apriori, bd, why, len) ? 1.0 : 0.0;
   MPI_Allreduce(MPI_IN_PLACE, bd, EF_NBOUND + 1, MPI_DOUBLE, MPI_MAX, a->comm);
   memcpy(w->bd, bd, sizeof w->bd);
-  if (bd[EF_NBOUND] == 0.0 && ef_quanta(bd, w->safe, w->q, &w->kmax) == 0) {
-    if (w->deposit == DEP_APRIORI) memcpy(w->q, w->safe, sizeof w->q);
-    return 0;
-  }
+  if (bd[EF_NBOUND] == 0.0 && ef_quanta(bd, apriori, w->q, &w->kmax) == 0) return 0;
   if (!why[0])
     snprintf(why, len, "%s", bd[EF_NBOUND] != 0.0 ? "a parcel is not on the rank of its cell"
              : "a field's contributions are too large for a power-of-two quantum");
@@ -458,18 +455,19 @@ static void run_step(app_ctx *a, world *w, method *m, double t, double tm[NPH]) 
   MPI_Barrier(a->comm);
   double t0 = MPI_Wtime();
   const int plain = w->deposit == DEP_PLAIN;
-  if (!plain && step_quanta(a, w, why, sizeof why)) fatal(a, m->spec, "par2grid", why);
+  if (!plain && step_quanta(a, w, w->deposit == DEP_APRIORI, why, sizeof why))
+    fatal(a, m->spec, "par2grid", why);
   if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, plain ? NULL : w->q, why, sizeof why))
     fatal(a, m->spec, "par2grid", why);
   tm[PH_P2G] = timed_exchange(a, w, m, PH_P2G);
   w->deposits += !plain;
-  if (!plain && memcmp(w->q, w->safe, sizeof w->q)) {
-    /* the estimated quanta: confirm them from the largest volg, or redo with the safe ones */
+  if (w->deposit == DEP_REPRO) {
+    /* the estimated quanta: confirm them from the largest volg, or redo a priori */
     double mv = ef_max_volg(w->g);
     MPI_Allreduce(MPI_IN_PLACE, &mv, 1, MPI_DOUBLE, MPI_MAX, a->comm);
-    if (!ef_quanta_hold(w->bd, w->safe, w->q, mv)) {
-      memcpy(w->q, w->safe, sizeof w->q);
-      if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, w->q, why, sizeof why))
+    if (!ef_quanta_hold(w->bd, w->q, mv)) {
+      if (step_quanta(a, w, 1, why, sizeof why) ||
+          ef_par2grid_deposit(w->g, w->e, w->ps, 0, w->q, why, sizeof why))
         fatal(a, m->spec, "par2grid", why);
       tm[PH_P2G] += timed_exchange(a, w, m, PH_P2G);
       w->redone++;
@@ -534,7 +532,7 @@ static void gdiff_add(gdiff *d, double x, double y, double b) {
 typedef struct {
   ef_grid g, bound;  /* the whole grid; bound: the same sums of |contributions| */
   ef_parcels ps;     /* every parcel, sorted by key (rank 0) */
-  double bd[EF_NBOUND], q[EF_NFLOAT], safe[EF_NFLOAT], kmax; /* as in world */
+  double bd[EF_NBOUND], q[EF_NFLOAT], kmax; /* as in world */
   int redone;        /* the estimated quanta did not hold */
   gdiff cost[2];     /* rank 0: the rounded deposit against the plain serial sums, levels
                       * 0..nz and the z halo levels -1, nz+1 */
@@ -570,6 +568,13 @@ static int rounding_cost(serial *S, const ef_box *e, char *why, size_t len) {
   return bad;
 }
 
+static int serial_quanta(serial *S, const ef_box *e, int apriori, char *why, size_t len) {
+  if (ef_deposit_bounds(&S->g, e, &S->ps, apriori, S->bd, why, len)) return -1;
+  if (ef_quanta(S->bd, apriori, S->q, &S->kmax) == 0) return 0;
+  snprintf(why, len, "a field's contributions are too large for a power-of-two quantum");
+  return -1;
+}
+
 /* Rank 0 computes the reference for time t; the grid results and the quanta go to every
  * rank. */
 static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t, int deposit) {
@@ -577,18 +582,14 @@ static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t, int depo
   int bad = 0;
   const int plain = deposit == DEP_PLAIN;
   if (a->rank == 0) {
-    if (!plain && (ef_deposit_bounds(&S->g, e, &S->ps, S->bd, why, sizeof why) ||
-                   ef_quanta(S->bd, S->safe, S->q, &S->kmax))) {
-      if (!why[0]) snprintf(why, sizeof why, "a field is too large for a power-of-two quantum");
+    if (!plain && serial_quanta(S, e, deposit == DEP_APRIORI, why, sizeof why)) {
       bad = 1;
     } else {
-      if (deposit == DEP_APRIORI) memcpy(S->q, S->safe, sizeof S->q);
       bad = ef_par2grid_deposit(&S->g, e, &S->ps, 0, plain ? NULL : S->q, why, sizeof why);
-      if (!bad && !plain && memcmp(S->q, S->safe, sizeof S->q) &&
-          !ef_quanta_hold(S->bd, S->safe, S->q, ef_max_volg(&S->g))) {
-        memcpy(S->q, S->safe, sizeof S->q);
+      if (!bad && deposit == DEP_REPRO && !ef_quanta_hold(S->bd, S->q, ef_max_volg(&S->g))) {
         S->redone = 1;
-        bad = ef_par2grid_deposit(&S->g, e, &S->ps, 0, S->q, why, sizeof why);
+        bad = serial_quanta(S, e, 1, why, sizeof why) ||
+              ef_par2grid_deposit(&S->g, e, &S->ps, 0, S->q, why, sizeof why);
       }
       if (!bad) bad = ef_par2grid_deposit(&S->bound, e, &S->ps, 1, NULL, why, sizeof why);
     }
@@ -862,9 +863,17 @@ int main(int argc, char **argv) {
   w.e = &e;
   w.ps = &ps;
   w.deposit = o.deposit;
+  double safe[EF_NFLOAT] = {0}, kmax = 0;
   {
     char why[512];
-    if (o.deposit != DEP_PLAIN && step_quanta(&a, &w, why, sizeof why)) app_fail(&a, "%s", why);
+    int bad = 0;
+    if (o.deposit != DEP_PLAIN) { /* the a priori quanta too, for the report */
+      bad = step_quanta(&a, &w, 1, why, sizeof why);
+      memcpy(safe, w.q, sizeof safe);
+      kmax = w.kmax;
+      if (!bad) bad = step_quanta(&a, &w, o.deposit == DEP_APRIORI, why, sizeof why);
+    }
+    if (bad) app_fail(&a, "%s", why);
     else if (ef_par2grid_deposit(&g, &e, &ps, 0, NULL, why, sizeof why)) app_fail(&a, "%s", why);
     if (app_agree(&a)) goto fail;
   }
@@ -941,9 +950,9 @@ int main(int argc, char **argv) {
         printf(" %s %.3g", sum_name[f], w.q[f] > 0 ? w.q[f] / w.bd[f] : 0.0);
       double coarse = 0.0;
       for (int f = 0; f < EF_NFLOAT; f++)
-        if (w.q[f] > 0 && w.safe[f] / w.q[f] > coarse) coarse = w.safe[f] / w.q[f];
+        if (w.q[f] > 0 && safe[f] / w.q[f] > coarse) coarse = safe[f] / w.q[f];
       printf("; the a priori bound (at most %.0f contributions per node) gives up to %.0f times "
-             "coarser\n", w.kmax, coarse);
+             "coarser\n", kmax, coarse);
       if (o.check)
         printf("deposit cost: rounded serial grid vs plain serial sums: levels 0..nz: %ld of %ld "
                "values bit-identical, max |diff| / sum|contributions| %.3g, max |diff| / |value| "
@@ -1071,7 +1080,7 @@ int main(int argc, char **argv) {
               o.steps, o.warmup, o.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
               nhs + nref, dep_name[o.deposit]);
       if (!plain) {
-        fprintf(js, ", \"kmax\": %.0f, \"redone\": %ld, \"quanta\": {", w.kmax, w.redone);
+        fprintf(js, ", \"kmax_apriori\": %.0f, \"redone\": %ld, \"quanta\": {", kmax, w.redone);
         for (int f = 0; f < EF_NFLOAT; f++)
           fprintf(js, "%s\"%s\": %.17g", f ? ", " : "", sum_name[f], w.q[f]);
         fprintf(js, "}");

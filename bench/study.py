@@ -917,8 +917,8 @@ def epic_fields_table(apps):
          "warm-up; every exchange timed from a barrier; methods interleaved step by step), and "
          "median [min-max] over the steps of the per-step max over ranks. `epic-ref`: Irecv/Send "
          "with buffers allocated per call, as EPIC's field_mpi.f90; it sums the reverse in EPIC's "
-         "order, so its grid bits differ from haloswap's canonical order (both pass the serial "
-         "check).\n",
+         "order, and with the reproducible deposit (the default) its bits equal haloswap's "
+         "(exact sums).\n",
          "| MPI | method | par2grid | grid2par | surface | exchange | median [min-max] | vs epic-ref: "
          "exchange (median) | serial check |",
          "|---|---|---:|---:|---:|---:|---|---:|---|"]

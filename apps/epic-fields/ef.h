@@ -98,10 +98,37 @@ double ef_humidity(const pc_parcel *p);
 /* Allocates the fields; hs_alloc'd (collective) when d is given and shared is set. */
 int ef_grid_alloc(ef_grid *g, hs_decomp d, int shared);
 void ef_grid_free(ef_grid *g, hs_decomp d);
-/* Deposits every parcel (absval: |contribution|, for the serial error bound). Returns -1 and
- * describes the parcel in why when a support point falls outside the halo. */
+/* Reproducible deposit (docs/mini-apps.md, "Reproducible deposits"): bounds over a rank's
+ * parcels, maxima only so that their global reduction is exact: per float field the largest
+ * possible |contribution|; the most parcels in one cell; with apriori (a pass over the
+ * support points), per axis how many cells a support point lies below / above its parcel's
+ * cell; per field the largest |value| (volume: 1); the volume estimate, max over cells of
+ * parcels x largest parcel volume. nparg and volg serve as scratch (the deposit rebuilds
+ * them). Returns -1 (why) for a parcel not in this rank's cells. */
+enum {
+  EF_BD_CELL = EF_NFLOAT,
+  EF_BD_BELOW,
+  EF_BD_ABOVE = EF_BD_BELOW + 3,
+  EF_BD_VAL = EF_BD_ABOVE + 3,
+  EF_BD_VEST = EF_BD_VAL + EF_NFLOAT,
+  EF_NBOUND
+};
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, int apriori,
+                      double bd[EF_NBOUND], char *why, size_t len);
+/* From the global bounds, per field the power of two q to round contributions to (0: no
+ * nonzero contribution). apriori: from the a priori bound on the contributions per node
+ * (*kmax) and the largest contribution, always exact; else from the volume estimate, which
+ * ef_quanta_hold must confirm after the exchange. -1 if a field leaves no such power of two. */
+int ef_quanta(const double bd[EF_NBOUND], int apriori, double q[EF_NFLOAT], double *kmax);
+/* After the exchange, from the largest volg anywhere (before the z folding): whether every
+ * node's sum was exact with the estimated q. */
+int ef_quanta_hold(const double bd[EF_NBOUND], const double q[EF_NFLOAT], double max_volg);
+double ef_max_volg(const ef_grid *g);
+/* Deposits every parcel, each contribution to float field f rounded to a multiple of q[f]
+ * (q NULL: plain sums; absval: unrounded |contribution|, for the summed-magnitude figure).
+ * Returns -1 and describes the parcel in why when a support point falls outside the halo. */
 int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,
-                        char *why, size_t len);
+                        const double *q, char *why, size_t len);
 /* After the exchange: EPIC's free-slip folding of the z halo, division by the volume,
  * extrapolation of the z halo (absval: the same on a bound, extrapolation 2|a| + |b|). */
 void ef_par2grid_finish(ef_grid *g, int absval);

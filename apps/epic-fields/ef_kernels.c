@@ -5,6 +5,7 @@
  * per grid point is the same in both. */
 #include "ef.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,9 +143,117 @@ static int too_far(const ef_grid *g, const ef_parcels *ps, int n, int pt, const 
   return -1;
 }
 
+/* Buoyancy plus the latent heating of the condensed humidity. */
+static double total_buoyancy(const ef_box *e, const double *a, double hum) {
+  double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
+  return a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
+}
+
+int ef_deposit_bounds(ef_grid *g, const ef_box *e, const ef_parcels *ps, int apriori,
+                      double bd[EF_NBOUND], char *why, size_t len) {
+  double b[EF_NBOUND]; /* local: no aliasing with the scratch arrays */
+  for (int i = 0; i < EF_NBOUND; i++) b[i] = 0.0;
+  memset(g->nparg, 0, g->n * sizeof(int32_t));
+  memset(g->volg, 0, g->n * sizeof(double));
+  b[EF_BD_VAL + EF_VOLG] = 1.0;
+  int bad = -1;
+  for (int m = 0; m < ps->n && bad < 0; m++) {
+    const double *a = ps->p[m].a;
+    double hum = ef_humidity(&ps->p[m]), v = 0.25 * a[VOL];
+    double x[EF_NFLOAT] = {1.0, fabs(a[XI]), fabs(a[ETA]), fabs(a[ZETA]),
+                           fabs(total_buoyancy(e, a, hum)), fabs(a[BUOY]), hum};
+    /* a contribution is fl(fl(v w) x) with weight w <= 1, so at most fl(v |x|) */
+    for (int f = 0; f < EF_NFLOAT; f++) {
+      if (v * x[f] > b[f]) b[f] = v * x[f];
+      if (x[f] > b[EF_BD_VAL + f]) b[EF_BD_VAL + f] = x[f];
+    }
+    /* the parcel's cell as ownership defines it (clamped), counted on its owner */
+    int cell[3];
+    for (int d = 0; d < 3; d++) cell[d] = pc_cell_of(&e->b, d, a[PX + d]);
+    int ci = cell[0] - g->ox, cj = cell[1] - g->oy;
+    if (ci < 0 || ci >= g->nx || cj < 0 || cj >= g->ny) {
+      bad = m;
+      break;
+    }
+    size_t c = ef_at(g, ci, cj, cell[2]);
+    int32_t cnt = ++g->nparg[c];
+    double vmax = a[VOL] > g->volg[c] ? a[VOL] : g->volg[c];
+    g->volg[c] = vmax;
+    if (cnt > b[EF_BD_CELL]) b[EF_BD_CELL] = cnt;
+    if (cnt * vmax > b[EF_BD_VEST]) b[EF_BD_VEST] = cnt * vmax;
+    for (int pt = 0; pt < 4 * apriori; pt++)
+      for (int d = 0; d < 3; d++) {
+        /* the cell trilinear() gives, minus the parcel's; floor inline (no libm call) */
+        double y = (ps->pts[12 * m + 3 * pt + d] - e->b.origin[d]) * e->dxi[d];
+        double fl = (double)(long)y, off = (fl > y ? fl - 1.0 : fl) - cell[d];
+        if (-off > b[EF_BD_BELOW + d]) b[EF_BD_BELOW + d] = -off;
+        if (off > b[EF_BD_ABOVE + d]) b[EF_BD_ABOVE + d] = off;
+      }
+  }
+  memcpy(bd, b, sizeof b);
+  if (bad < 0) return 0;
+  snprintf(why, len, "parcel %llu: its cell is not one of this rank's",
+           (unsigned long long)ps->key[bad]);
+  return -1;
+}
+
+/* 2^(ceil(log2 x) - bits), at least the smallest normal double; 0 for x = 0, -1 if too large
+ * (1.5 * 2^52 q, the rounding constant, must be finite). */
+static double pow2_above(double x, int bits) {
+  if (x == 0.0) return 0.0;
+  if (!isfinite(x)) return -1.0;
+  int ex;
+  double fr = frexp(x, &ex); /* x = fr 2^ex, fr in [0.5, 1) */
+  int e = (fr == 0.5 ? ex - 1 : ex) - bits;
+  if (e < DBL_MIN_EXP - 1) e = DBL_MIN_EXP - 1; /* a larger q is as exact */
+  return e > DBL_MAX_EXP - 54 ? -1.0 : ldexp(1.0, e);
+}
+
+int ef_quanta(const double bd[EF_NBOUND], int apriori, double q[EF_NFLOAT], double *kmax) {
+  /* A node takes one contribution per support point in its 8 cells: from the parcels whose
+   * cells lie within (below + above + 2) cells of it per axis, 4 points each. */
+  double k = 4.0 * bd[EF_BD_CELL];
+  for (int d = 0; d < 3; d++) k *= bd[EF_BD_BELOW + d] + bd[EF_BD_ABOVE + d] + 2.0;
+  *kmax = apriori ? k : 0.0;
+  for (int f = 0; f < EF_NFLOAT; f++) {
+    /* a priori: a node's sum stays below 2^53 q with room for the rounding (each |rounded|
+     * <= |x| + q/2) and for k bd's own rounding. Estimate: a node's sum of |contributions|
+     * is at most the largest |value| times its volg, estimated as twice the most volume in a
+     * cell (a node's hat weights span 8 cells) and checked after the exchange
+     * (ef_quanta_hold). */
+    q[f] = apriori ? pow2_above(k * bd[f], 52)
+                   : pow2_above(2.0 * bd[EF_BD_VAL + f] * bd[EF_BD_VEST], 51);
+    if (q[f] < 0.0) return -1;
+  }
+  return 0;
+}
+
+int ef_quanta_hold(const double bd[EF_NBOUND], const double q[EF_NFLOAT], double max_volg) {
+  /* A node's sum of |contributions| <= |value|max * (volg + its rounding): a little within
+   * 2^51 q, every contribution was within round_to's range and every sum (< 2^53 q with the
+   * rounding of every term) exact. */
+  for (int f = 0; f < EF_NFLOAT; f++)
+    if (!(bd[EF_BD_VAL + f] * max_volg <= 0x1.fp50 * q[f])) return 0;
+  return 1;
+}
+
+double ef_max_volg(const ef_grid *g) {
+  double m = 0.0;
+  for (size_t i = 0; i < g->n; i++)
+    if (!(g->volg[i] <= m)) m = g->volg[i];
+  return m;
+}
+
+/* x rounded to a multiple of q, r = 1.5 * 2^52 q: x + r lies in [2^52 q, 2^53 q] where the
+ * doubles are the multiples of q (|x| <= 2^51 q when the quanta hold); exact subtraction.
+ * r = 0: x itself. Needs IEEE double arithmetic as written (no -ffast-math reassociation). */
+static inline double round_to(double x, double r) { return (x + r) - r; }
+
 int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int absval,
-                        char *why, size_t len) {
+                        const double *q, char *why, size_t len) {
   const size_t n = g->n;
+  double r[EF_NFLOAT];
+  for (int f = 0; f < EF_NFLOAT; f++) r[f] = q && !absval ? 0x1.8p52 * q[f] : 0.0;
   memset(g->volg, 0, n * sizeof(double));
   memset(g->vortg, 0, 3 * n * sizeof(double));
   memset(g->tbuoyg, 0, n * sizeof(double));
@@ -155,9 +264,7 @@ int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int a
   double *vx = g->vortg, *vy = g->vortg + n, *vz = g->vortg + 2 * n;
   for (int m = 0; m < ps->n; m++) {
     const double *a = ps->p[m].a;
-    double pvol = a[VOL], hum = ef_humidity(&ps->p[m]);
-    double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
-    double btot = a[BUOY] + EF_GLAT * (qc > 0.0 ? qc : 0.0);
+    double pvol = a[VOL], hum = ef_humidity(&ps->p[m]), btot = total_buoyancy(e, a, hum);
     /* the parcel's own cell: the counts */
     long c[3];
     for (int d = 0; d < 3; d++) c[d] = (long)floor((a[PX + d] - e->b.origin[d]) * e->dxi[d]);
@@ -187,14 +294,14 @@ int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int a
               g->humg[p] += wt * hum;
               g->tbuoyg[p] += fabs(wt * btot);
             } else {
-              vx[p] += wt * a[XI];
-              vy[p] += wt * a[ETA];
-              vz[p] += wt * a[ZETA];
-              g->dbuoyg[p] += wt * a[BUOY];
-              g->humg[p] += wt * hum;
-              g->tbuoyg[p] += wt * btot;
+              vx[p] += round_to(wt * a[XI], r[EF_VORTX]);
+              vy[p] += round_to(wt * a[ETA], r[EF_VORTY]);
+              vz[p] += round_to(wt * a[ZETA], r[EF_VORTZ]);
+              g->dbuoyg[p] += round_to(wt * a[BUOY], r[EF_DBUOYG]);
+              g->humg[p] += round_to(wt * hum, r[EF_HUMG]);
+              g->tbuoyg[p] += round_to(wt * btot, r[EF_TBUOYG]);
             }
-            g->volg[p] += wt;
+            g->volg[p] += round_to(wt, r[EF_VOLG]);
           }
         }
     }

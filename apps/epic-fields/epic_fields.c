@@ -7,7 +7,9 @@
  *  1. par2grid: every parcel deposits volume-weighted vorticity (3), total buoyancy, dry
  *     buoyancy, humidity and volume to the 8 nodes around each of its 4 support points, and
  *     counts itself (and whether it is small) in its cell: 7 float64 + 2 int32 fields, halos
- *     included; then ONE batched exchange of the 9: reverse (halo sums into the owner), then
+ *     included, every float contribution rounded to a power-of-two quantum fixed by global
+ *     maxima so that the sums are exact in any order (--deposit plain: not); then ONE batched
+ *     exchange of the 9: reverse (halo sums into the owner), then
  *     forward fill (hs_accumulate_fill); then EPIC's free-slip z folding and the division by
  *     the volume;
  *  2. grid2par inputs (velocity 3, velocity gradient 8, vorticity tendency 3) from analytic
@@ -16,7 +18,8 @@
  *  3. grid2par: trilinear interpolation at the support points; surface fluxes bilinearly on
  *     the parcels of the lowest layer.
  * Checks: every method gives the same bits (checksums every step); the last step is compared
- * with a serial reference computed on rank 0 over the whole periodic grid, no exchange. */
+ * with a serial reference computed on rank 0 over the whole periodic grid, no exchange: with
+ * the reproducible deposit every grid value is the reference's to the bit. */
 #include "app_common.h"
 #include "ef.h"
 
@@ -28,8 +31,11 @@
 #define PROG "epic-fields"
 #define KEY_CELL 1024 /* parcels per cell at most (key = cell * KEY_CELL + k) */
 
+enum { DEP_REPRO, DEP_APRIORI, DEP_PLAIN }; /* --deposit */
+static const char *const dep_name[3] = {"reproducible", "reproducible-apriori", "plain"};
+
 typedef struct {
-  int global[3], nppc, steps, warmup, px, py, shared, check, verbose, mv_given;
+  int global[3], nppc, steps, warmup, px, py, shared, check, verbose, mv_given, deposit;
   double min_vratio, tol;
   uint64_t seed;
   const char *read, *json;
@@ -60,7 +66,13 @@ static void usage(void) {
       "  --px N, --py N     ranks along x and y (default 0: chosen by MPI_Dims_create)\n"
       "  --alloc KIND       malloc (default) or shared (hs_alloc) field memory\n"
       "  --check 0|1        compare the last step with the serial reference (default 1)\n"
-      "  --tol T            tolerance of that comparison (default 1e-14)\n"
+      "  --tol T            tolerance of that comparison, relative to each value (default\n"
+      "                     1e-14)\n"
+      "  --deposit KIND     reproducible (default: contributions rounded to a common power-of-\n"
+      "                     two quantum, sums exact in any order; the quantum from a volume\n"
+      "                     estimate, checked after the exchange), reproducible-apriori (the\n"
+      "                     quantum from an a priori bound: coarser) or plain (EPIC's plain\n"
+      "                     sums, which differ from the serial ones where contributions cancel)\n"
       "  --json FILE        write checksums, checks and timings as JSON\n"
       "  --verbose          describe the plans\n"
       "  --help             this text\n",
@@ -128,6 +140,13 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       if (app_int(a, k, v, 0, 1 << 20, &o->py)) return 1;
     } else if (!strcmp(k, "--check")) {
       if (app_int(a, k, v, 0, 1, &o->check)) return 1;
+    } else if (!strcmp(k, "--deposit")) {
+      if (!v) return app_fail(a, "option --deposit needs a value");
+      for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
+      }
+      if (o->deposit == 3)
+        return app_fail(a, "option --deposit = '%s': must be reproducible, "
+                           "reproducible-apriori or plain", v);
     } else if (!strcmp(k, "--alloc")) {
       if (!v) return app_fail(a, "option --alloc needs a value");
       if (strcmp(v, "shared") && strcmp(v, "malloc"))
@@ -272,10 +291,11 @@ typedef struct {
   double *t;      /* [timed step][NPH] on this rank */
   uint64_t *sums; /* [step][NSUM], global (rank 0) */
   /* serial check of the last step: max |err| / bound, max |err| / |value| on the grid,
-   * max relative error on the parcels; counts of mismatching integers / parcels */
+   * max relative error on the parcels; counts of mismatching integers / parcels; whether the
+   * last step's quanta were the reference's */
   double grid_bound, grid_rel, parcel_rel;
   long int_bad, grid_same, grid_total, parcel_same, parcel_total;
-  int serial_ok;
+  int q_same;
 } method;
 
 static hs_field epic_field(hs_type t, void *data, int zext, int ncomp) {
@@ -341,6 +361,10 @@ typedef struct {
   ef_parcels *ps;
   ef_ref ref;
   ef_arr p2g[9], g2p[14], surf[2];
+  int deposit;                     /* --deposit */
+  double bd[EF_NBOUND];            /* the last step's global bounds, quanta and */
+  double q[EF_NFLOAT], kmax;       /* contributions-per-node bound (a priori) */
+  long deposits, redone;           /* reproducible deposits, those redone a priori */
 } world;
 
 static void world_arrays(world *w) {
@@ -410,13 +434,45 @@ static double timed_exchange(app_ctx *a, world *w, method *m, int phase) {
   return MPI_Wtime() - t0;
 }
 
+/* The reproducible deposit's quanta from this rank's bounds reduced by MAX (exact, so the
+ * same at any rank count). Collective; -1 on every rank if any fails (why: this rank's). */
+static int step_quanta(app_ctx *a, world *w, int apriori, char *why, size_t len) {
+  double bd[EF_NBOUND + 1];
+  why[0] = 0;
+  bd[EF_NBOUND] = ef_deposit_bounds(w->g, w->e, w->ps, apriori, bd, why, len) ? 1.0 : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, bd, EF_NBOUND + 1, MPI_DOUBLE, MPI_MAX, a->comm);
+  memcpy(w->bd, bd, sizeof w->bd);
+  if (bd[EF_NBOUND] == 0.0 && ef_quanta(bd, apriori, w->q, &w->kmax) == 0) return 0;
+  if (!why[0])
+    snprintf(why, len, "%s", bd[EF_NBOUND] != 0.0 ? "a parcel is not on the rank of its cell"
+             : "a field's contributions are too large for a power-of-two quantum");
+  return -1;
+}
+
 /* One step of one method; tm[NPH]: seconds in each exchange and the whole step. */
 static void run_step(app_ctx *a, world *w, method *m, double t, double tm[NPH]) {
   char why[512];
   MPI_Barrier(a->comm);
   double t0 = MPI_Wtime();
-  if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, why, sizeof why)) fatal(a, m->spec, "par2grid", why);
+  const int plain = w->deposit == DEP_PLAIN;
+  if (!plain && step_quanta(a, w, w->deposit == DEP_APRIORI, why, sizeof why))
+    fatal(a, m->spec, "par2grid", why);
+  if (ef_par2grid_deposit(w->g, w->e, w->ps, 0, plain ? NULL : w->q, why, sizeof why))
+    fatal(a, m->spec, "par2grid", why);
   tm[PH_P2G] = timed_exchange(a, w, m, PH_P2G);
+  w->deposits += !plain;
+  if (w->deposit == DEP_REPRO) {
+    /* the estimated quanta: confirm them from the largest volg, or redo a priori */
+    double mv = ef_max_volg(w->g);
+    MPI_Allreduce(MPI_IN_PLACE, &mv, 1, MPI_DOUBLE, MPI_MAX, a->comm);
+    if (!ef_quanta_hold(w->bd, w->q, mv)) {
+      if (step_quanta(a, w, 1, why, sizeof why) ||
+          ef_par2grid_deposit(w->g, w->e, w->ps, 0, w->q, why, sizeof why))
+        fatal(a, m->spec, "par2grid", why);
+      tm[PH_P2G] += timed_exchange(a, w, m, PH_P2G);
+      w->redone++;
+    }
+  }
   ef_par2grid_finish(w->g, 0);
   ef_fill_analytic(w->g, w->e, t);
   tm[PH_G2P] = timed_exchange(a, w, m, PH_G2P);
@@ -453,10 +509,33 @@ static void checksums(app_ctx *a, const world *w, uint64_t out[NSUM]) {
 }
 
 /* ---------------------------------------------------------------- serial reference */
+/* Grid differences: max |x - y| / b (b: the summed |contributions|), max |x - y| / |y| (y = 0
+ * needs x = 0), and how many values are the same bits. NaN propagates (and fails). */
+typedef struct {
+  double bound, rel;
+  long same, total;
+} gdiff;
+
+static void gdiff_add(gdiff *d, double x, double y, double b) {
+  d->total++;
+  if (memcmp(&x, &y, sizeof x) == 0) {
+    d->same++;
+    return;
+  }
+  double err = fabs(x - y);
+  double eb = err == 0 ? 0 : b > 0 ? err / b : INFINITY;
+  double er = err == 0 ? 0 : y != 0 ? err / fabs(y) : INFINITY;
+  if (!(eb <= d->bound)) d->bound = eb;
+  if (!(er <= d->rel)) d->rel = er;
+}
+
 typedef struct {
   ef_grid g, bound;  /* the whole grid; bound: the same sums of |contributions| */
   ef_parcels ps;     /* every parcel, sorted by key (rank 0) */
-  int have;
+  double bd[EF_NBOUND], q[EF_NFLOAT], kmax; /* as in world */
+  int redone;        /* the estimated quanta did not hold */
+  gdiff cost[2];     /* rank 0: the rounded deposit against the plain serial sums, levels
+                      * 0..nz and the z halo levels -1, nz+1 */
 } serial;
 
 static int key_cmp(const void *x, const void *y) {
@@ -464,23 +543,67 @@ static int key_cmp(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-/* Rank 0 computes the reference for time t; the grid results go to every rank. */
-static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t) {
+/* The reproducible deposit's cost: the serial rounded grid against the plain serial sums
+ * (rank 0; an extra whole grid while it runs). */
+static int rounding_cost(serial *S, const ef_box *e, char *why, size_t len) {
+  ef_grid P = S->g;
+  if (ef_grid_alloc(&P, NULL, 0)) {
+    ef_grid_free(&P, NULL);
+    snprintf(why, len, "out of memory for the plain serial grid");
+    return -1;
+  }
+  int bad = ef_par2grid_deposit(&P, e, &S->ps, 0, NULL, why, len);
+  if (!bad) {
+    ef_par2grid_finish(&P, 0);
+    for (int f = 0; f < EF_NFLOAT; f++) {
+      const double *x = ef_float_field(&S->g, f), *y = ef_float_field(&P, f);
+      const double *b = ef_float_field(&S->bound, f);
+      for (size_t i = 0; i < P.n; i++) {
+        int k = (int)(i % (size_t)P.Z) - 1;
+        gdiff_add(&S->cost[k < 0 || k > P.nz], x[i], y[i], b[i]);
+      }
+    }
+  }
+  ef_grid_free(&P, NULL);
+  return bad;
+}
+
+static int serial_quanta(serial *S, const ef_box *e, int apriori, char *why, size_t len) {
+  if (ef_deposit_bounds(&S->g, e, &S->ps, apriori, S->bd, why, len)) return -1;
+  if (ef_quanta(S->bd, apriori, S->q, &S->kmax) == 0) return 0;
+  snprintf(why, len, "a field's contributions are too large for a power-of-two quantum");
+  return -1;
+}
+
+/* Rank 0 computes the reference for time t; the grid results and the quanta go to every
+ * rank. */
+static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t, int deposit) {
   char why[512] = "";
   int bad = 0;
+  const int plain = deposit == DEP_PLAIN;
   if (a->rank == 0) {
-    if (ef_par2grid_deposit(&S->g, e, &S->ps, 0, why, sizeof why) ||
-        ef_par2grid_deposit(&S->bound, e, &S->ps, 1, why, sizeof why)) {
+    if (!plain && serial_quanta(S, e, deposit == DEP_APRIORI, why, sizeof why)) {
       bad = 1;
     } else {
+      bad = ef_par2grid_deposit(&S->g, e, &S->ps, 0, plain ? NULL : S->q, why, sizeof why);
+      if (!bad && deposit == DEP_REPRO && !ef_quanta_hold(S->bd, S->q, ef_max_volg(&S->g))) {
+        S->redone = 1;
+        bad = serial_quanta(S, e, 1, why, sizeof why) ||
+              ef_par2grid_deposit(&S->g, e, &S->ps, 0, S->q, why, sizeof why);
+      }
+      if (!bad) bad = ef_par2grid_deposit(&S->bound, e, &S->ps, 1, NULL, why, sizeof why);
+    }
+    if (!bad) {
       ef_par2grid_finish(&S->g, 0);
       ef_par2grid_finish(&S->bound, 1);
+      if (!plain && rounding_cost(S, e, why, sizeof why)) bad = 1;
       ef_fill_analytic(&S->g, e, t);
-      if (ef_grid2par(&S->g, e, &S->ps, why, sizeof why)) bad = 1;
+      if (!bad && ef_grid2par(&S->g, e, &S->ps, why, sizeof why)) bad = 1;
     }
     if (bad) app_fail(a, "serial reference: %s", why);
   }
   if (app_agree(a)) return 1;
+  MPI_Bcast(S->q, EF_NFLOAT, MPI_DOUBLE, 0, a->comm);
   const size_t n = S->g.n;
   ef_grid *gs[2] = {&S->g, &S->bound};
   for (int q = 0; q < 2; q++)
@@ -492,31 +615,22 @@ static int serial_run(app_ctx *a, serial *S, const ef_box *e, double t) {
 
 static void compare_serial(app_ctx *a, const world *w, const serial *S, method *m) {
   const ef_grid *g = w->g, *r = &S->g, *rb = &S->bound;
-  double gb = 0.0, gr = 0.0;
-  long same = 0, total = 0, ibad = 0;
+  gdiff d = {0.0, 0.0, 0, 0};
+  long ibad = 0;
   for (int i = -g->hlo; i < g->nx + g->hhi; i++)
     for (int j = -g->hlo; j < g->ny + g->hhi; j++) {
       int gi = ((g->ox + i) % g->gnx + g->gnx) % g->gnx, gj = ((g->oy + j) % g->gny + g->gny) % g->gny;
       size_t c = ef_at(g, i, j, -1), cr = ef_at(r, gi, gj, -1);
       for (int k = 0; k < g->Z; k++) {
-        for (int f = 0; f < EF_NFLOAT; f++) {
-          double x = ef_float_field(g, f)[c + k], y = ef_float_field(r, f)[cr + k];
-          double b = ef_float_field(rb, f)[cr + k], err = fabs(x - y);
-          total++;
-          if (memcmp(&x, &y, sizeof x) == 0) {
-            same++;
-            continue;
-          }
-          double eb = b > 0 ? err / b : INFINITY, er = y != 0 ? err / fabs(y) : INFINITY;
-          if (!(eb <= gb)) gb = eb;
-          if (!(er <= gr)) gr = er;
-        }
+        for (int f = 0; f < EF_NFLOAT; f++)
+          gdiff_add(&d, ef_float_field(g, f)[c + k], ef_float_field(r, f)[cr + k],
+                    ef_float_field(rb, f)[cr + k]);
         ibad += g->nparg[c + k] != r->nparg[cr + k];
         ibad += g->nsparg[c + k] != r->nsparg[cr + k];
       }
     }
-  double vin[2] = {gb, gr}, vout[2];
-  long lin[3] = {same, total, ibad}, lout[3];
+  double vin[2] = {d.bound, d.rel}, vout[2];
+  long lin[3] = {d.same, d.total, ibad}, lout[3];
   MPI_Allreduce(vin, vout, 2, MPI_DOUBLE, MPI_MAX, a->comm);
   MPI_Allreduce(lin, lout, 3, MPI_LONG, MPI_SUM, a->comm);
   m->grid_bound = vout[0];
@@ -524,6 +638,7 @@ static void compare_serial(app_ctx *a, const world *w, const serial *S, method *
   m->grid_same = lout[0];
   m->grid_total = lout[1];
   m->int_bad = lout[2];
+  m->q_same = w->deposit == DEP_PLAIN || memcmp(w->q, S->q, sizeof w->q) == 0;
 
   /* parcels: gather (key, outputs) to rank 0 */
   int n = w->ps->n, *cnt = NULL, *disp = NULL, *cnt2 = NULL, *disp2 = NULL, N = 0;
@@ -625,8 +740,9 @@ static void summarise(app_ctx *a, const method *m, int steps, summary *s) {
   free(permax);
 }
 
+/* Every grid value and parcel output within tol of the reference, relative to itself. */
 static int serial_pass(const method *m, double tol) {
-  return m->int_bad == 0 && m->grid_bound <= tol && m->parcel_rel <= tol &&
+  return m->int_bad == 0 && m->grid_rel <= tol && m->parcel_rel <= tol && m->q_same &&
          m->parcel_total > 0;
 }
 
@@ -739,10 +855,26 @@ int main(int argc, char **argv) {
   }
   free(all.p);
   all.p = NULL;
-  /* the parcels must fit EPIC's halo: one deposit, agreed, before anything is timed */
+  /* the parcels must fit EPIC's halo (and give quanta): one deposit, agreed, before anything
+   * is timed */
+  world w;
+  memset(&w, 0, sizeof w);
+  w.g = &g;
+  w.e = &e;
+  w.ps = &ps;
+  w.deposit = o.deposit;
+  double safe[EF_NFLOAT] = {0}, kmax = 0;
   {
     char why[512];
-    if (ef_par2grid_deposit(&g, &e, &ps, 0, why, sizeof why)) app_fail(&a, "%s", why);
+    int bad = 0;
+    if (o.deposit != DEP_PLAIN) { /* the a priori quanta too, for the report */
+      bad = step_quanta(&a, &w, 1, why, sizeof why);
+      memcpy(safe, w.q, sizeof safe);
+      kmax = w.kmax;
+      if (!bad) bad = step_quanta(&a, &w, o.deposit == DEP_APRIORI, why, sizeof why);
+    }
+    if (bad) app_fail(&a, "%s", why);
+    else if (ef_par2grid_deposit(&g, &e, &ps, 0, NULL, why, sizeof why)) app_fail(&a, "%s", why);
     if (app_agree(&a)) goto fail;
   }
 
@@ -750,11 +882,6 @@ int main(int argc, char **argv) {
   method *M = calloc((size_t)nm, sizeof *M);
   if (!M) app_fail(&a, "out of memory");
   if (app_agree(&a)) goto fail;
-  world w;
-  memset(&w, 0, sizeof w);
-  w.g = &g;
-  w.e = &e;
-  w.ps = &ps;
   ef_ref_init(&w.ref, d, &g);
   world_arrays(&w);
   if (a.rank == 0) {
@@ -811,7 +938,30 @@ int main(int argc, char **argv) {
 
   /* the serial reference for the last step's time */
   const double dtime = 0.05;
-  if (o.check && serial_run(&a, &S, &e, dtime * (total - 1))) goto fail;
+  if (o.check && serial_run(&a, &S, &e, dtime * (total - 1), o.deposit)) goto fail;
+  const int plain = o.deposit == DEP_PLAIN;
+  if (a.rank == 0) {
+    if (plain) {
+      printf("deposit: plain sums (--deposit plain), grouped differently at every rank count\n");
+    } else {
+      printf("deposit: %s, contributions rounded to a power-of-two quantum q; q / "
+             "max|contribution| per field:", dep_name[o.deposit]);
+      for (int f = 0; f < EF_NFLOAT; f++)
+        printf(" %s %.3g", sum_name[f], w.q[f] > 0 ? w.q[f] / w.bd[f] : 0.0);
+      double coarse = 0.0;
+      for (int f = 0; f < EF_NFLOAT; f++)
+        if (w.q[f] > 0 && safe[f] / w.q[f] > coarse) coarse = safe[f] / w.q[f];
+      printf("; the a priori bound (at most %.0f contributions per node) gives up to %.0f times "
+             "coarser\n", kmax, coarse);
+      if (o.check)
+        printf("deposit cost: rounded serial grid vs plain serial sums: levels 0..nz: %ld of %ld "
+               "values bit-identical, max |diff| / sum|contributions| %.3g, max |diff| / |value| "
+               "%.3g; z halo levels: max |diff| / sum|contributions| %.3g%s\n",
+               S.cost[0].same, S.cost[0].total, S.cost[0].bound, S.cost[0].rel, S.cost[1].bound,
+               S.redone ? " (estimated quanta did not hold: a priori ones)" : "");
+    }
+    fflush(stdout);
+  }
 
   /* the steps, every method in turn */
   for (int st = 0; st < total; st++)
@@ -826,7 +976,7 @@ int main(int argc, char **argv) {
     }
 
   /* bit identity: every method against the first available one, every step */
-  int first = -1, hs_same = 1, nhs = 0, failed = 0;
+  int first = -1, bits_same = 1, nhs = 0, nref = 0, failed = 0;
   for (int i = 0; i < nm; i++) /* p2p if it ran, else the first haloswap transport */
     if (M[i].ok && M[i].kind == M_HS && (first < 0 || !strcmp(M[i].spec, "p2p"))) first = i;
   if (first < 0)
@@ -860,9 +1010,11 @@ int main(int argc, char **argv) {
                        sum_name[q]);
             same = 0;
           }
-      if (m->kind == M_HS) {
-        nhs++;
-        if (!same) hs_same = 0;
+      /* order-independent sums: epic-ref's order must give the same bits too */
+      if (m->kind == M_HS || (!plain && m->kind != M_REF_NOREVERSE)) {
+        if (m->kind == M_HS) nhs++;
+        else nref++;
+        if (!same) bits_same = 0;
       }
       printf("bits %s: %s %s\n", m->spec, same ? "identical to" : "DIFFER from",
              M[first].spec);
@@ -870,12 +1022,12 @@ int main(int argc, char **argv) {
       if (o.check) {
         int pass = serial_pass(m, o.tol);
         if (!pass) failed = 1;
-        printf("serial %s: %s: grid %ld of %ld float values bit-identical, max |err| / "
-               "sum|contributions| %.3g, max |err| / |value| %.3g; integer counts %s; parcels "
-               "%ld of %ld bit-identical, max relative error %.3g\n",
-               m->spec, pass ? "pass" : "FAIL", m->grid_same, m->grid_total, m->grid_bound,
-               m->grid_rel, m->int_bad ? "DIFFER" : "exact", m->parcel_same, m->parcel_total,
-               m->parcel_rel);
+        printf("serial %s: %s: grid %ld of %ld bit-identical, max relative error %.3g (max "
+               "|err| / sum|contributions| %.3g)%s; integer counts %s; parcels %ld of %ld "
+               "bit-identical, max relative error %.3g\n",
+               m->spec, pass ? "pass" : "FAIL", m->grid_same, m->grid_total, m->grid_rel,
+               m->grid_bound, m->q_same ? "" : ", quanta DIFFER", m->int_bad ? "DIFFER" : "exact",
+               m->parcel_same, m->parcel_total, m->parcel_rel);
       }
       summary *s2 = &sm[i];
       printf("timing %s: exchange per step %.3e s (par2grid %.3e, grid2par %.3e, surface %.3e), "
@@ -883,7 +1035,7 @@ int main(int argc, char **argv) {
              m->spec, s2->exch_max, s2->mean_max[PH_P2G], s2->mean_max[PH_G2P],
              s2->mean_max[PH_SURF], s2->med, s2->lo, s2->hi, s2->mean_max[PH_STEP]);
     }
-    if (!hs_same) failed = 1;
+    if (!bits_same) failed = 1;
     printf("\n%s: exchange time per step in seconds: max over ranks of the per-rank mean over "
            "%d timed steps (after %d warm-up), methods interleaved step by step; median "
            "[min - max] over the steps of the per-step max over ranks\n",
@@ -909,17 +1061,37 @@ int main(int argc, char **argv) {
       printf("%-*s %10.3e %10.3e %10.3e %10.3e   %-33s %s\n", wid, m->spec, s2->mean_max[PH_P2G],
              s2->mean_max[PH_G2P], s2->mean_max[PH_SURF], s2->exch_max, range, ratio);
     }
-    printf("\n%s: bit identity: %d haloswap transport(s) %s at every one of %d steps (%d "
+    if (!plain)
+      printf("\n%s: deposit: %ld of %ld deposits redone with the a priori quanta\n", PROG,
+             w.redone, w.deposits);
+    char refs[64] = "";
+    if (nref) snprintf(refs, sizeof refs, " and %d epic-ref method(s)", nref);
+    printf("\n%s: bit identity: %d haloswap transport(s)%s %s at every one of %d steps (%d "
            "checksums each)\n",
-           PROG, nhs, hs_same ? "gave the same bits" : "DIFFER", total, NSUM);
+           PROG, nhs, refs, bits_same ? "gave the same bits" : "DIFFER", total, NSUM);
     if (js) {
       fprintf(js, "{\"app\": \"epic-fields\", \"ranks\": %d, \"procs\": [%d, %d], "
                   "\"global\": [%d, %d, %d], \"parcels\": %ld, \"input\": ",
               a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], nglobal);
       app_json_string(js, o.read ? o.read : "artificial");
       fprintf(js, ", \"steps\": %d, \"warmup\": %d, \"alloc\": \"%s\", \"tol\": %.3g, "
-                  "\"haloswap_bits_identical\": %s,\n \"runs\": [",
-              o.steps, o.warmup, o.shared ? "shared" : "malloc", o.tol, hs_same ? "true" : "false");
+                  "\"haloswap_bits_identical\": %s, \"bits_identical_methods\": %d,\n "
+                  "\"deposit\": \"%s\"",
+              o.steps, o.warmup, o.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
+              nhs + nref, dep_name[o.deposit]);
+      if (!plain) {
+        fprintf(js, ", \"kmax_apriori\": %.0f, \"redone\": %ld, \"quanta\": {", kmax, w.redone);
+        for (int f = 0; f < EF_NFLOAT; f++)
+          fprintf(js, "%s\"%s\": %.17g", f ? ", " : "", sum_name[f], w.q[f]);
+        fprintf(js, "}");
+        if (o.check)
+          fprintf(js, ",\n \"rounding_cost\": {\"grid_bit_identical\": %ld, \"grid_values\": %ld, "
+                      "\"err_over_sum_abs\": %.3e, \"rel_err\": %.3e, "
+                      "\"z_halo_err_over_sum_abs\": %.3e}",
+                  S.cost[0].same, S.cost[0].total, S.cost[0].bound,
+                  isfinite(S.cost[0].rel) ? S.cost[0].rel : -1.0, S.cost[1].bound);
+      }
+      fprintf(js, ",\n \"runs\": [");
       for (int i = 0; i < nm; i++) {
         method *m = &M[i];
         fprintf(js, "%s\n  {\"transport\": ", i ? "," : "");
@@ -948,10 +1120,11 @@ int main(int argc, char **argv) {
           fprintf(js, ",\n   \"serial\": {\"pass\": %s, \"grid_err_over_bound\": %.3e, "
                       "\"grid_rel_err\": %.3e, \"grid_bit_identical\": %ld, \"grid_values\": %ld, "
                       "\"int_mismatches\": %ld, \"parcel_rel_err\": %.3e, "
-                      "\"parcels_bit_identical\": %ld, \"parcels\": %ld}",
+                      "\"parcels_bit_identical\": %ld, \"parcels\": %ld, \"quanta_identical\": %s}",
                   serial_pass(m, o.tol) ? "true" : "false", m->grid_bound,
                   isfinite(m->grid_rel) ? m->grid_rel : -1.0, m->grid_same, m->grid_total,
-                  m->int_bad, m->parcel_rel, m->parcel_same, m->parcel_total);
+                  m->int_bad, m->parcel_rel, m->parcel_same, m->parcel_total,
+                  m->q_same ? "true" : "false");
         fprintf(js, "}");
       }
       fprintf(js, "\n ]}\n");

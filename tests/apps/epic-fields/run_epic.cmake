@@ -47,7 +47,7 @@ foreach(l IN LISTS lines)
     math(EXPR passed "${passed} + 1")
     message(STATUS "${l}")
   elseif(l MATCHES "skipped: " OR l MATCHES "unavailable: " OR l MATCHES "^epic-fields: bit identity"
-         OR l MATCHES "^serial " OR l MATCHES "^bits .*DIFFER")
+         OR l MATCHES "^serial " OR l MATCHES "^bits .*DIFFER" OR l MATCHES "^deposit" OR l MATCHES "^epic-fields: deposit")
     message(STATUS "${l}")
   endif()
 endforeach()

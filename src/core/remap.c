@@ -73,6 +73,28 @@ typedef struct {
   uint64_t fd, off, addr, len;
 } pub_piece;
 
+/* mmap and mremap straight to the kernel. Between copying pages and mapping over them no
+ * code of this process may write to them: MPI libraries preload memory hooks (UCX's, loaded
+ * by MPICH) that run inside a libc mmap, allocate on the heap and would so lose writes. The
+ * hooks are told afterwards with madvise(MADV_DONTNEED), which they intercept to drop any
+ * registration of the range and which, on a shared mapping, leaves the contents alone. */
+static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+#if defined(SYS_mmap) && defined(__LP64__)
+  return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#else
+  return mmap(addr, len, prot, flags, fd, off);
+#endif
+}
+
+static void *raw_mremap_fixed(void *old, size_t len, void *to) {
+#if defined(SYS_mremap)
+  return (void *)syscall(SYS_mremap, old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+#else
+  (void)old, (void)len, (void)to;
+  return MAP_FAILED;
+#endif
+}
+
 static size_t page_size(void) {
   long p = sysconf(_SC_PAGESIZE);
   return p > 0 ? (size_t)p : 4096;
@@ -154,9 +176,12 @@ static int region_create(uintptr_t a, uintptr_t b, const char *maps, region **ou
   if (rc == HS_OK) {
     /* The pages hold the array and whatever else shares them: all of it moves, unchanged. */
     memcpy(tmp, (void *)a, len);
-    if (mmap((void *)a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+    if (raw_mmap((void *)a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
+        (void *)a)
       rc = hs__error(HS_ERR_NOMEM, "remap: mmap(MAP_FIXED) over %zu bytes at %p: %s", len,
                      (void *)a, strerror(errno));
+    else
+      madvise((void *)a, len, MADV_DONTNEED); /* tell the hooks; the memfd keeps the data */
   }
   if (tmp != MAP_FAILED) munmap(tmp, len);
   region *r = rc == HS_OK ? calloc(1, sizeof *r) : NULL;
@@ -186,13 +211,19 @@ static void region_release(region *r) {
   size_t len = (size_t)(r->end - r->start);
   char *maps = read_maps();
   if (maps && maps_check(maps, r->start, r->end, r->ino, r->start, NULL, 0)) {
+    madvise((void *)r->start, len, MADV_DONTNEED); /* tell the hooks (see raw_mmap) */
     void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (tmp != MAP_FAILED) {
       memcpy(tmp, (void *)r->start, len);
-      /* Atomically replaces the memfd mapping; on failure the memfd mapping stays (its
-       * contents are right, only no longer shared with anyone). */
-      if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)r->start) == MAP_FAILED)
+      /* Atomic: the copy replaces the memfd mapping. Failing that, fresh anonymous memory
+       * and the contents copied back; failing that too, the memfd mapping stays (contents
+       * right, no longer shared with anyone). */
+      if (raw_mremap_fixed(tmp, len, (void *)r->start) != (void *)r->start) {
+        if (raw_mmap((void *)r->start, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == (void *)r->start)
+          memcpy((void *)r->start, tmp, len);
         munmap(tmp, len);
+      }
     }
   }
   free(maps);

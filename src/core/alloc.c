@@ -2,7 +2,9 @@
  * shared window per allocation on the node communicator, recorded in a small table so a
  * transport can find, for a field pointer, the same allocation in a neighbour's address
  * space. Falls back to plain memory when shared windows are unavailable (or when
- * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. */
+ * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. The core option remap=1
+ * (src/core/remap.c) records the caller's own arrays, made node-shared, in the same table
+ * (hs__shared_add); hs_free never frees those. */
 #include "hs_internal.h"
 
 #include <stdlib.h>

@@ -337,9 +337,11 @@ void hs__account(hs_plan p, int64_t bytes);
 
 /* ---- node-shared field memory (hs_alloc, src/core/alloc.c): a core service any transport
  * may use to reach a neighbour's field directly. */
-/* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
- * of the node for that allocation), *win and *offset (bytes from the start of this rank's
- * segment); 0 for any other memory (including hs_alloc's plain-memory fallback). */
+/* 1 if ptr lies inside an hs_alloc'd shared window of d, or in an array of d that remap=1
+ * made node-shared (the newest record first): fills *id (the same on every rank of the node
+ * for that allocation), *win (MPI_WIN_NULL for a remapped array) and *offset (bytes from the
+ * start of this rank's segment or array); 0 for any other memory (including hs_alloc's
+ * plain-memory fallback). */
 int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
                       size_t *offset);
 /* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this

@@ -5,7 +5,9 @@
  *     uses them), then freed: no memfd mapping is left and the contents are kept;
  *  3. the arrays reused by a new plan, which remaps them again;
  *  4. an array the caller replaced by other memory while the plan lived (munmap + a new
- *     mapping at the same address): plan free must not touch the new memory.
+ *     mapping at the same address): plan free must not touch the new memory;
+ *  5. an array that cannot be remapped on one rank: every rank fails with
+ *     HS_ERR_UNAVAILABLE and the reason, and gives back what it had remapped.
  * Usage: test_remap [--transport SPEC] [--swaps N]   (default shm:remap=1) */
 #define _GNU_SOURCE
 #include "halo_check.h"
@@ -22,6 +24,7 @@
 static int rank, size;
 static const char *spec = "shm:remap=1";
 static int nswaps = 4;
+static int expect_failure; /* make_plan: a failing creation is the test's point */
 
 static int remap_mappings(void) {
   FILE *f = fopen("/proc/self/maps", "r");
@@ -57,7 +60,8 @@ static hs_plan make_plan(world *w, int depth, hs_stencil st, tgeom *g, long *bad
   tgeom_from(g, w->d, &pd);
   hs_plan p = NULL;
   if (hs_plan_create(w->d, &pd, &p) != HS_OK) {
-    if (rank == 0) fprintf(stderr, "FAIL plan creation on %s: %s\n", spec, hs_error_message());
+    if (rank == 0 && !expect_failure)
+      fprintf(stderr, "FAIL plan creation on %s: %s\n", spec, hs_error_message());
     ++*bad;
     return NULL;
   }
@@ -202,6 +206,43 @@ int main(int argc, char **argv) {
     bad++;
   }
   for (int f = 0; f < NF; f++) munmap(own[f], span);
+  bad = sum(bad);
+
+  /* 5. an array that cannot be remapped (rank 0's field 1 lies in a shared mapping): every
+   * rank fails with HS_ERR_UNAVAILABLE and the reason, and what was remapped is given back. */
+  for (int f = 0; f < NF; f++) {
+    int shared = rank == 0 && f == 1;
+    own[f] = mmap(NULL, span, PROT_READ | PROT_WRITE,
+                  (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    memset(own[f], 0x11 * (f + 1), span);
+    w.data[f] = own[f];
+  }
+  long ignored = 0;
+  expect_failure = 1;
+  hs_plan p5 = make_plan(&w, 2, HS_STENCIL_BOX, &g1, &ignored);
+  expect_failure = 0;
+  if (rank == 0 && getenv("TEST_REMAP_VERBOSE")) printf("expected failure: %s\n", hs_error_message());
+  const char *msg = hs_error_message();
+  if (size > 1 && (p5 || !strstr(msg, "cannot be remapped"))) {
+    fprintf(stderr, "[rank %d] FAIL: plan over a shared mapping: %s (%s)\n", rank,
+            p5 ? "created" : "wrong error", msg);
+    bad++;
+  }
+  hs_plan_free(&p5);
+  if (remap_mappings()) {
+    fprintf(stderr, "[rank %d] FAIL: %d memfd mappings left after a failed creation\n", rank,
+            remap_mappings());
+    bad++;
+  }
+  for (int f = 0; f < NF; f++) {
+    for (size_t k = 0; k < span; k++)
+      if (((unsigned char *)own[f])[k] != 0x11 * (f + 1)) {
+        fprintf(stderr, "[rank %d] FAIL: a failed creation changed array %d\n", rank, f);
+        bad++;
+        break;
+      }
+    munmap(own[f], span);
+  }
   bad = sum(bad);
 
   hs_decomp_free(&w.d);

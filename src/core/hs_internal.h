@@ -337,11 +337,9 @@ void hs__account(hs_plan p, int64_t bytes);
 
 /* ---- node-shared field memory (hs_alloc, src/core/alloc.c): a core service any transport
  * may use to reach a neighbour's field directly. */
-/* 1 if ptr lies inside an hs_alloc'd shared window of d, or in an array of d that remap=1
- * made node-shared (the newest record first): fills *id (the same on every rank of the node
- * for that allocation), *win (MPI_WIN_NULL for a remapped array) and *offset (bytes from the
- * start of this rank's segment or array); 0 for any other memory (including hs_alloc's
- * plain-memory fallback). */
+/* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
+ * of the node for that allocation), *win and *offset (bytes from the start of this rank's
+ * segment); 0 for any other memory (including hs_alloc's plain-memory fallback). */
 int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
                       size_t *offset);
 /* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this
@@ -349,7 +347,9 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 
 /* Memory made node-shared by other means than hs_alloc (src/core/remap.c), recorded in the
- * same table so hs__shared_lookup / hs__shared_base find it. */
+ * same table so hs__shared_lookup / hs__shared_base find it as if hs_alloc'd: for such an
+ * array hs__shared_lookup gives *win = MPI_WIN_NULL and the offset from the array's lowest
+ * byte, and finds the newest record of a pointer first. */
 /* 1 if [ptr, ptr + bytes) meets an hs_alloc'd shared window (of any decomposition). */
 int hs__shared_in_window(const void *ptr, size_t bytes);
 /* `count` consecutive ids, the first returned, the same on every rank of node. Collective. */

@@ -119,16 +119,6 @@ static long check_canaries(const unsigned char *block, const size_t *at, int nf,
   return bad;
 }
 
-/* Lines of /proc/self/maps naming remap's memfds. */
-static int remap_mappings(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[512];
-  int n = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (strstr(line, "haloswap-remap")) n++;
-  if (f) fclose(f);
-  return n;
-}
 
 /* With node placement applied, every rank of a virtual node must sit in the same block. */
 static long check_placement(hs_decomp d, int rank) {

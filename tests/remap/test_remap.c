@@ -26,15 +26,6 @@ static const char *spec = "shm:remap=1";
 static int nswaps = 4;
 static int expect_failure; /* make_plan: a failing creation is the test's point */
 
-static int remap_mappings(void) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  char line[512];
-  int n = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (strstr(line, "haloswap-remap")) n++;
-  if (f) fclose(f);
-  return n;
-}
 
 typedef struct {
   hs_decomp d;

@@ -119,7 +119,6 @@ static long check_canaries(const unsigned char *block, const size_t *at, int nf,
   return bad;
 }
 
-
 /* With node placement applied, every rank of a virtual node must sit in the same block. */
 static long check_placement(hs_decomp d, int rank) {
   int block[3], nd = hs_decomp_ndims(d);

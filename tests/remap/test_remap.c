@@ -26,7 +26,6 @@ static const char *spec = "shm:remap=1";
 static int nswaps = 4;
 static int expect_failure; /* make_plan: a failing creation is the test's point */
 
-
 typedef struct {
   hs_decomp d;
   tfield tf;

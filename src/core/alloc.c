@@ -179,7 +179,8 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
                       size_t *offset) {
   const char *c = ptr;
   for (hs_shalloc *e = table; e; e = e->next)
-    if (e->shared && e->d == d && c >= e->ptr && c < e->ptr + (e->bytes ? e->bytes : 1)) {
+    if (e->shared && e->ptr && e->d == d && c >= e->ptr &&
+        c < e->ptr + (e->bytes ? e->bytes : 1)) {
       if (id) *id = e->id;
       if (win) *win = e->win;
       if (offset) *offset = (size_t)(c - e->ptr);

@@ -485,23 +485,29 @@ static int remap_node(hs_plan p, struct hs_remap *m, MPI_Comm node, int nsize,
     rc = hs__error(HS_ERR_NOMEM, "remap: out of memory");
   const pub_field *me = blob ? (const pub_field *)(blob + 2) : NULL;
   for (int f = 0; rc == HS_OK && f < nf; f++) {
-    if (!me[f].npieces) continue;
+    /* A record when any of us shares field f: my own array if remapped (else a record no
+     * pointer of mine matches: NULL, 0 bytes), so a neighbour whose array is shared while
+     * mine is not (hs_alloc'd here, malloc'd there) is still found under its id. */
     int n = 0;
-    ranks[n] = p->rank;
-    eb[n] = (char *)(uintptr_t)me[f].ptr;
-    es[n++] = (size_t)me[f].bytes;
+    if (me[f].npieces) {
+      ranks[n] = p->rank;
+      eb[n] = (char *)(uintptr_t)me[f].ptr;
+      es[n++] = (size_t)me[f].bytes;
+    }
     for (int i = 0; i < nsize; i++)
       if (bases[(size_t)i * nf + f]) {
         ranks[n] = comm_of[i];
         eb[n] = bases[(size_t)i * nf + f];
         es[n++] = sizes[(size_t)i * nf + f];
       }
-    struct hs_shalloc *e = hs__shared_add(p->decomp, eb[0], es[0], id + (uint64_t)f, n, ranks,
-                                          eb, es);
+    if (!n) continue;
+    int mine = me[f].npieces > 0;
+    struct hs_shalloc *e = hs__shared_add(p->decomp, mine ? eb[0] : NULL, mine ? es[0] : 0,
+                                          id + (uint64_t)f, n, ranks, eb, es);
     if (!e) rc = hs__error(HS_ERR_NOMEM, "remap: out of memory");
     else {
       m->entries[m->nentries++] = e;
-      m->arrays++;
+      m->arrays += mine;
     }
   }
   free(ranks);

@@ -7,7 +7,8 @@
  *  4. an array the caller replaced by other memory while the plan lived (munmap + a new
  *     mapping at the same address): plan free must not touch the new memory;
  *  5. an array that cannot be remapped on one rank: every rank fails with
- *     HS_ERR_UNAVAILABLE and the reason, and gives back what it had remapped.
+ *     HS_ERR_UNAVAILABLE and the reason, and gives back what it had remapped;
+ *  6. a field hs_alloc'd on some ranks and malloc'd (remapped) on others.
  * Usage: test_remap [--transport SPEC] [--swaps N]   (default shm:remap=1) */
 #define _GNU_SOURCE
 #include "halo_check.h"
@@ -233,6 +234,22 @@ int main(int argc, char **argv) {
       }
     munmap(own[f], span);
   }
+  bad = sum(bad);
+
+  /* 6. field 0 hs_alloc'd on even ranks, malloc'd (so remapped) on odd ones: each rank
+   * still finds its neighbour's field 0, under the window's id or the remap's. */
+  void *win0 = NULL, *heap[NF];
+  if (hs_alloc(w.d, w.bytes, &win0) != HS_OK) bad++;
+  for (int f = 0; f < NF; f++) {
+    heap[f] = malloc(w.bytes);
+    w.data[f] = f == 0 && rank % 2 == 0 ? win0 : heap[f];
+  }
+  hs_plan p6 = make_plan(&w, 2, HS_STENCIL_BOX, &g1, &bad);
+  for (int s = 0; bad == 0 && p6 && s < nswaps; s++)
+    bad += sum(swap_check(&w, p6, &g1, 400 + s, "plan 6, field 0 hs_alloc'd on even ranks"));
+  hs_plan_free(&p6);
+  for (int f = 0; f < NF; f++) free(heap[f]);
+  hs_free(w.d, win0);
   bad = sum(bad);
 
   hs_decomp_free(&w.d);

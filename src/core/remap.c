@@ -129,10 +129,11 @@ static int maps_check(const char *maps, uintptr_t a, uintptr_t b, ino_t ino, uin
     unsigned long s, e, off, inode;
     char perms[8], dev[32];
     int pos = 0;
-    if (sscanf(l, "%lx-%lx %7s %lx %31s %lu %n", &s, &e, perms, &off, dev, &inode, &pos) >= 6 &&
+    if (sscanf(l, "%lx-%lx %7s %lx %31s %lu%n", &s, &e, perms, &off, dev, &inode, &pos) >= 6 &&
         e > a && s < b) {
-      const char *path = l + pos;
-      size_t plen = nl ? (size_t)(nl - path) : strlen(path);
+      const char *path = l + pos, *eol = nl ? nl : l + strlen(l);
+      while (path < eol && *path == ' ') path++; /* not past the line: anonymous has none */
+      size_t plen = (size_t)(eol - path);
       if (s > covered) break; /* a hole */
       if (ino) {
         if ((ino_t)inode != ino || !memmem(path, plen, MEMFD_NAME, strlen(MEMFD_NAME)) ||

@@ -8,7 +8,8 @@
  *     mapping at the same address): plan free must not touch the new memory;
  *  5. an array that cannot be remapped on one rank: every rank fails with
  *     HS_ERR_UNAVAILABLE and the reason, and gives back what it had remapped;
- *  6. a field hs_alloc'd on some ranks and malloc'd (remapped) on others.
+ *  6. a field hs_alloc'd on some ranks and malloc'd (remapped) on others;
+ *  7. an array on the stack is refused.
  * Usage: test_remap [--transport SPEC] [--swaps N]   (default shm:remap=1) */
 #define _GNU_SOURCE
 #include "halo_check.h"
@@ -251,6 +252,25 @@ int main(int argc, char **argv) {
   for (int f = 0; f < NF; f++) free(heap[f]);
   hs_free(w.d, win0);
   bad = sum(bad);
+
+  /* 7. an array on the stack is refused (its pages hold live frames). */
+  if (w.bytes <= 65536) {
+    double stackarr[8192];
+    for (int f = 0; f < NF; f++) w.data[f] = f == 0 ? (void *)stackarr : malloc(w.bytes);
+    memset(stackarr, 0, w.bytes);
+    expect_failure = 1;
+    hs_plan p7 = make_plan(&w, 2, HS_STENCIL_BOX, &g1, &ignored);
+    expect_failure = 0;
+    if (size > 1 && (p7 || !strstr(hs_error_message(), "stack"))) {
+      fprintf(stderr, "[rank %d] FAIL: plan over a stack array: %s\n", rank,
+              p7 ? "created" : hs_error_message());
+      bad++;
+    }
+    hs_plan_free(&p7);
+    for (int f = 1; f < NF; f++) free(w.data[f]);
+    if (remap_mappings()) bad++;
+    bad = sum(bad);
+  }
 
   hs_decomp_free(&w.d);
   if (rank == 0) printf("test_remap on %s at %d ranks: %s\n", spec, size, bad ? "FAIL" : "ok");

@@ -573,7 +573,8 @@ void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
     hs__appendf(buf, len, n, "; remap: nothing shared (no decomposition neighbour on this node)");
   else
     hs__appendf(buf, len, n, "; remap: %d arrays node-shared (%d new memfd regions), the arrays "
-                "of %d node neighbours mapped", m->arrays, m->created, m->neighbours);
+                "of %d node neighbour%s mapped", m->arrays, m->created, m->neighbours,
+                m->neighbours == 1 ? "" : "s");
 }
 
 #else /* no memfd / pidfd_getfd */

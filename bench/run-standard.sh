@@ -42,5 +42,9 @@ for mpi in "${mpis[@]}"; do
   [ "$mpi" = openmpi ] && flags=(--oversubscribe)
   "$mpiexec" "${flags[@]}" -n 2 "$exe" --local 16,16,256 --depth 2 --stencil box --fields 30 \
     --json "$out/monc-np2-$mpi.json" --csv "$out/monc-np2-$mpi.csv"
+  # malloc'd fields, with shm's one-copy path through the core option remap=1 (docs/remap.md)
+  "$mpiexec" "${flags[@]}" -n 2 "$exe" --local 16,16,256 --depth 2 --stencil box --fields 30 \
+    --alloc malloc --add shm:remap=1 \
+    --json "$out/monc-malloc-np2-$mpi.json" --csv "$out/monc-malloc-np2-$mpi.csv"
 done
 echo "make bench: results in $out (install python3 for the full report)"

@@ -266,9 +266,11 @@ class Study:
             recs = self.bench(mpi, 2, "monc", ["--mode", "weak"] + MONC, p["monc"], "MONC case",
                               show=True)
             monc[mpi.name] = recs
-            # The same with ordinary malloc'd fields (what Fortran allocatables get).
+            # The same with ordinary malloc'd fields (what Fortran allocatables get), and shm
+            # with the core option remap=1, which makes them node-shared in place.
             self.nsteps += 1
-            self.bench(mpi, 2, "monc-malloc", ["--mode", "weak", "--alloc", "malloc"] + MONC,
+            self.bench(mpi, 2, "monc-malloc", ["--mode", "weak", "--alloc", "malloc"] + MONC +
+                       ["--add", "shm:remap=1"],
                        p["monc"], "MONC case, malloc'd fields", show=True)
             # shmem needs an opt-in and (Open MPI 4.1.4) osc/rdma off, which the RMA
             # transports need on: it gets a launch of its own, with p2p again as reference.

@@ -2,7 +2,9 @@
  * shared window per allocation on the node communicator, recorded in a small table so a
  * transport can find, for a field pointer, the same allocation in a neighbour's address
  * space. Falls back to plain memory when shared windows are unavailable (or when
- * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. */
+ * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. The core option remap=1
+ * (src/core/remap.c) records the caller's own arrays, made node-shared, in the same table
+ * (hs__shared_add); hs_free never frees those. */
 #include "hs_internal.h"
 
 #include <stdlib.h>
@@ -14,7 +16,8 @@ typedef struct hs_shalloc {
   char *ptr;
   size_t bytes;
   uint64_t id;     /* the same on every rank of the node for this allocation */
-  int shared;      /* 1: inside win; 0: plain malloc */
+  int shared;      /* 1: node-shared (a window, or memory shared by hs__shared_add) */
+  int added;       /* 1: recorded by hs__shared_add (remap=1), not hs_alloc's */
   MPI_Win win;
   MPI_Comm node;
   int nnode;
@@ -158,7 +161,8 @@ int hs_alloc(hs_decomp d, size_t bytes, void **ptr) {
 int hs_free(hs_decomp d, void *ptr) {
   if (!d) return hs__error(HS_ERR_ARG, "hs_free: decomposition is NULL");
   hs_shalloc **pp = &table;
-  while (*pp && !((*pp)->d == d && (*pp)->ptr == (char *)ptr)) pp = &(*pp)->next;
+  while (*pp && !((*pp)->d == d && (*pp)->ptr == (char *)ptr && !(*pp)->added))
+    pp = &(*pp)->next;
   int rc = HS_OK;
   if (!*pp)
     rc = hs__error(HS_ERR_ARG,
@@ -175,7 +179,8 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
                       size_t *offset) {
   const char *c = ptr;
   for (hs_shalloc *e = table; e; e = e->next)
-    if (e->shared && e->d == d && c >= e->ptr && c < e->ptr + (e->bytes ? e->bytes : 1)) {
+    if (e->shared && e->ptr && e->d == d && c >= e->ptr &&
+        c < e->ptr + (e->bytes ? e->bytes : 1)) {
       if (id) *id = e->id;
       if (win) *win = e->win;
       if (offset) *offset = (size_t)(c - e->ptr);
@@ -195,4 +200,64 @@ char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes) {
       return NULL;
     }
   return NULL;
+}
+
+/* ---- memory shared by other means (src/core/remap.c records remapped arrays here) */
+int hs__shared_in_window(const void *ptr, size_t bytes) {
+  const char *c = ptr;
+  for (hs_shalloc *e = table; e; e = e->next)
+    if (e->shared && !e->added && c < e->ptr + (e->bytes ? e->bytes : 1) && e->ptr < c + bytes)
+      return 1;
+  return 0;
+}
+
+uint64_t hs__shared_new_ids(MPI_Comm node, int count) {
+  uint64_t mine = next_id, id = mine;
+  MPI_Allreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MAX, node);
+  next_id = id + (uint64_t)(count > 0 ? count : 1);
+  return id;
+}
+
+struct hs_shalloc *hs__shared_add(hs_decomp d, char *ptr, size_t bytes, uint64_t id, int n,
+                                  const int *ranks, char *const *bases, const size_t *sizes) {
+  hs_shalloc *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *e->ranks);
+  e->bases = malloc((size_t)(n > 0 ? n : 1) * sizeof *e->bases);
+  e->sizes = malloc((size_t)(n > 0 ? n : 1) * sizeof *e->sizes);
+  if (!e->ranks || !e->bases || !e->sizes) {
+    free(e->ranks);
+    free(e->bases);
+    free(e->sizes);
+    free(e);
+    return NULL;
+  }
+  e->d = d;
+  e->ptr = ptr;
+  e->bytes = bytes;
+  e->id = id;
+  e->shared = 1;
+  e->added = 1;
+  e->win = MPI_WIN_NULL;
+  e->node = MPI_COMM_NULL;
+  e->nnode = n;
+  for (int i = 0; i < n; i++) {
+    e->ranks[i] = ranks[i];
+    e->bases[i] = bases[i];
+    e->sizes[i] = sizes[i];
+  }
+  e->next = table;
+  table = e;
+  return e;
+}
+
+void hs__shared_remove(struct hs_shalloc *h) {
+  hs_shalloc **pp = &table;
+  while (*pp && *pp != h) pp = &(*pp)->next;
+  if (!*pp) return;
+  *pp = h->next;
+  free(h->ranks);
+  free(h->bases);
+  free(h->sizes);
+  free(h);
 }

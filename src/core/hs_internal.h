@@ -129,6 +129,7 @@ struct hs_transport_ops;
 /* Options of the core, accepted by every transport (src/core/options.c). */
 typedef struct {
   int staged; /* exchange axis by axis (src/core/staged.c) */
+  int remap;  /* re-back the registered arrays with node-shared memory (src/core/remap.c) */
 } hs_core_config;
 
 struct hs_plan_s {
@@ -186,6 +187,8 @@ struct hs_plan_s {
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
                                 stage, so its sections include the halos filled there */
+  /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
+  struct hs_remap *remap;
 };
 
 /* Transport flags. */
@@ -342,6 +345,32 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
 /* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this
  * process, and its size; NULL if that rank does not share the allocation with this one. */
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
+
+/* Memory made node-shared by other means than hs_alloc (src/core/remap.c), recorded in the
+ * same table so hs__shared_lookup / hs__shared_base find it as if hs_alloc'd: for such an
+ * array hs__shared_lookup gives *win = MPI_WIN_NULL and the offset from the array's lowest
+ * byte, and finds the newest record of a pointer first. */
+/* 1 if [ptr, ptr + bytes) meets an hs_alloc'd shared window (of any decomposition). */
+int hs__shared_in_window(const void *ptr, size_t bytes);
+/* `count` consecutive ids, the first returned, the same on every rank of node. Collective. */
+uint64_t hs__shared_new_ids(MPI_Comm node, int count);
+/* Record [ptr, ptr + bytes) of d as shared under id: bases[i] is ranks[i]'s copy (rank in d's
+ * communicator) mapped in this process, sizes[i] its bytes. Returns a handle for
+ * hs__shared_remove (NULL: out of memory). The newest record of a pointer is found first. */
+struct hs_shalloc *hs__shared_add(hs_decomp d, char *ptr, size_t bytes, uint64_t id, int n,
+                                  const int *ranks, char *const *bases, const size_t *sizes);
+void hs__shared_remove(struct hs_shalloc *h);
+
+/* ---- remap (src/core/remap.c): core option remap=1, Linux memfd + pidfd_getfd */
+/* At plan creation, before the transport's setup: re-back every registered array that is not
+ * hs_alloc'd with a memfd mapped over its pages, map the node neighbours' arrays read-only
+ * and record them with hs__shared_add. Collective; HS_ERR_UNAVAILABLE with the reason when
+ * the system does not permit it. Nothing when the option is off. */
+int hs__remap_setup(hs_plan p);
+/* Undo what the plan holds (local): unmap the neighbours' arrays, and give pages no plan
+ * uses any more back private anonymous memory with their contents, if still mapped as set. */
+void hs__remap_free(hs_plan p);
+void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- registry (src/core/registry.c) */
 const hs_transport_ops *hs__transport_find(const char *name);

@@ -67,6 +67,10 @@ static const hs_option_spec core_options[] = {
      "exchange along x, then y, then z, each stage's faces carrying the halos filled before "
      "it: 2 messages per exchanged axis instead of up to 26 (not for auto itself: give it to "
      "a candidate)"),
+    HS_OPTION_BOOL("remap", "0", hs_core_config, remap,
+     "at plan creation, re-back each registered array that is not hs_alloc'd with node-shared "
+     "memory in place (memfd, contents and pointer kept) so transports reading a neighbour's "
+     "field directly serve it; Linux >= 5.6 (docs/remap.md)"),
     HS_OPTIONS_END};
 
 static const hs_option_spec *table_find(const hs_option_spec *t, const char *key, int *idx) {

@@ -109,6 +109,7 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
 /* ------------------------------------------------------------------ create / free */
 static void free_core(hs_plan p) {
   hs__staged_free(p);
+  hs__remap_free(p); /* after the transport let go of the neighbours' arrays */
   hs__reverse_free(p);
   hs__dtypes_free(p);
   if (p->peers)
@@ -184,6 +185,8 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
     rc = hs__agree(p->comm, rc);
   }
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__build_geometry(p));
+  /* Core option remap=1: the arrays become node-shared before the transport looks at them. */
+  if (rc == HS_OK) rc = hs__agree(p->comm, hs__remap_setup(p));
   if (rc != HS_OK) {
     free_core(p);
     return rc;
@@ -397,6 +400,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
   buf[0] = 0;
   hs__appendf(buf, len, &n, "transport %s", p->transport_name);
   hs__options_describe(p, buf, len, &n);
+  hs__remap_describe(p, buf, len, &n);
   hs__appendf(buf, len, &n, "; rank %d; %d fields; depth %d,%d,%d; %s; %d offsets; ", p->rank,
               p->nfields, p->depth[0], p->depth[1], p->depth[2],
               p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);

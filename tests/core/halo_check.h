@@ -209,4 +209,16 @@ static inline long tfield_check(const tfield *tf, const void *data, const tgeom 
   return bad;
 }
 
+/* Mappings of the core option remap=1's memfds in this process (lines of /proc/self/maps;
+ * 0 where there is none). */
+static inline int remap_mappings(void) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[512];
+  int n = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "haloswap-remap")) n++;
+  if (f) fclose(f);
+  return n;
+}
+
 #endif

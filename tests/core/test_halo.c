@@ -2,11 +2,18 @@
  * fill every halo cell with the value computed from its global coordinates, leave every other
  * cell untouched, and so give the same bits as every other transport.
  * Usage: test_halo [--transport SPEC]... [--swaps N] [--verbose] [--may-be-unusable NAME]...
+ *                  [--packed-alloc] [--expect-remap] [--node-size N]
  * SPEC is a transport name with optional options, e.g. "rma-fence:drive=get"; without
  * --transport every registered transport is run with its defaults. A built transport that
  * reports itself unusable fails the test unless named by --may-be-unusable (then it is
  * counted as skipped); so does a configuration whose decomposition fails at this rank count
- * (skipped: it cannot run here), and the closing line counts passes, failures and skips. */
+ * (skipped: it cannot run here), and the closing line counts passes, failures and skips.
+ * Every run also checks that plan creation and plan free leave the arrays' contents as they
+ * were (the core option remap=1 re-backs their pages). --packed-alloc puts the registered
+ * arrays of a configuration in one malloc'd block, not page-aligned, with canaries between
+ * them (pages shared by several arrays and other data), checked after every step.
+ * --expect-remap: the plans must report remap=1's sharing, and once freed leave no memfd
+ * mapping behind (/proc/self/maps). */
 #include "halo_check.h"
 #include "haloswap.h"
 
@@ -88,6 +95,30 @@ static const hs_layout layout_cycle[3] = {HS_LAYOUT_ZFAST, HS_LAYOUT_XFAST, HS_L
 static int place_node_size = 0;
 static int placed_configs = 0; /* configurations where the node blocks were applied */
 
+static int packed_alloc = 0; /* --packed-alloc */
+static int expect_remap = 0; /* --expect-remap */
+#define CANARY 40            /* bytes before, between and after the packed arrays */
+
+static unsigned char canary_byte(size_t i) { return (unsigned char)(0xA5 ^ (i * 31)); }
+
+/* Canary bytes of a packed block that no longer hold their pattern; field f occupies
+ * [at[2f], at[2f+1]). */
+static long check_canaries(const unsigned char *block, const size_t *at, int nf, size_t total,
+                           const char *when, int rank) {
+  long bad = 0;
+  size_t k = 0;
+  for (int f = 0; f <= nf; f++) {
+    size_t end = f < nf ? at[2 * f] : total;
+    for (; k < end; k++)
+      if (block[k] != canary_byte(k)) bad++;
+    if (f < nf) k = at[2 * f + 1];
+  }
+  if (bad)
+    fprintf(stderr, "[rank %d] FAIL %s: %ld canary bytes around the arrays changed\n", rank,
+            when, bad);
+  return bad;
+}
+
 /* With node placement applied, every rank of a virtual node must sit in the same block. */
 static long check_placement(hs_decomp d, int rank) {
   int block[3], nd = hs_decomp_ndims(d);
@@ -153,7 +184,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
                   : c->layouts == 1 ? HS_LAYOUT_XFAST
                                     : layout_cycle[f % 3];
     tfield_init(&tf[f], t, l, local, halo, c->ndims);
-    data[f] = calloc(tf[f].n, hs_type_size(t));
+    if (!packed_alloc) data[f] = calloc(tf[f].n, hs_type_size(t));
     alt[f] = calloc(tf[f].n, hs_type_size(t));
     fields[f] = hs_field_array(t, data[f], l, 0);
     for (int a = 0; a < 3; a++) {
@@ -166,6 +197,24 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
       fields[f].pack = hook_pack;
       fields[f].unpack = hook_unpack;
       fields[f].ctx = &hooks[f];
+    }
+  }
+  /* --packed-alloc: the arrays in one block, 8-byte aligned only, canaries between. */
+  unsigned char *block = NULL;
+  size_t *at = calloc(2 * (size_t)nf + 1, sizeof *at), total = CANARY + 8;
+  for (int f = 0; packed_alloc && f < nf; f++) {
+    at[2 * f] = total;
+    at[2 * f + 1] = total + tf[f].n * hs_type_size(tf[f].type);
+    total = at[2 * f + 1] + CANARY;
+  }
+  if (packed_alloc) {
+    block = malloc(total);
+    for (size_t k = 0; k < total; k++) block[k] = canary_byte(k);
+    for (int f = 0; f < nf; f++) {
+      data[f] = block + at[2 * f];
+      memset(data[f], 0, at[2 * f + 1] - at[2 * f]);
+      fields[f].data = data[f];
+      hooks[f].data = data[f];
     }
   }
   hs_plan_desc pd;
@@ -185,6 +234,12 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
   }
   hs_plan p;
   long bad = placement_bad;
+  void **saved = calloc((size_t)nf, sizeof *saved);
+  for (int f = 0; f < nf; f++) {
+    size_t bytes = tf[f].n * hs_type_size(tf[f].type);
+    saved[f] = malloc(bytes);
+    memcpy(saved[f], data[f], bytes);
+  }
   rc = hs_plan_create(d, &pd, &p);
   if (rc != HS_OK) {
     if (rank == 0)
@@ -192,6 +247,23 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
               hs_error_message());
     bad = 1;
     goto done;
+  }
+  /* Plan creation leaves the arrays as they were (remap=1 moves their pages). */
+  for (int f = 0; f < nf; f++)
+    if (memcmp(saved[f], data[f], tf[f].n * hs_type_size(tf[f].type))) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: plan creation changed array %d\n", rank,
+              c->name, transport, f);
+      bad++;
+    }
+  if (block) bad += check_canaries(block, at, nf, total, "after plan creation", rank);
+  if (expect_remap) {
+    char desc[4096];
+    hs_plan_describe(p, desc, sizeof desc);
+    if (!strstr(desc, "; remap: ")) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: hs_plan_describe reports no remap: %s\n", rank,
+              c->name, transport, desc);
+      bad++;
+    }
   }
   void **given = calloc((size_t)nf, sizeof *given), **cur = calloc((size_t)nf, sizeof *cur);
   for (int s = 0; s < nswaps && bad == 0; s++) {
@@ -217,6 +289,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
      * the previous swap's values. */
     for (int f = 0; f < nf; f++)
       if (given[f]) bad += tfield_check(&tf[f], data[f], &g, f, s - 1, "registered arrays untouched", rank, 1);
+    if (block) bad += check_canaries(block, at, nf, total, what, rank);
     long all = 0;
     MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     bad = all;
@@ -228,14 +301,33 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
             transport, (unsigned long long)st.swaps, nswaps);
     bad = 1;
   }
+  for (int f = 0; f < nf; f++)
+    memcpy(saved[f], data[f], tf[f].n * hs_type_size(tf[f].type));
   if (hs_plan_free(&p) != HS_OK || p != NULL) bad++;
+  /* Plan free leaves the arrays as they were (remap=1 gives the pages back). */
+  for (int f = 0; f < nf; f++)
+    if (memcmp(saved[f], data[f], tf[f].n * hs_type_size(tf[f].type))) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: plan free changed array %d\n", rank, c->name,
+              transport, f);
+      bad++;
+    }
+  if (block) bad += check_canaries(block, at, nf, total, "after plan free", rank);
+  if (expect_remap && remap_mappings()) {
+    fprintf(stderr, "[rank %d] FAIL %s on %s: %d remap mappings left after plan free\n", rank,
+            c->name, transport, remap_mappings());
+    bad++;
+  }
   free(given);
   free(cur);
 done:
   for (int f = 0; f < nf; f++) {
-    free(data[f]);
+    if (!block) free(data[f]);
     free(alt[f]);
+    free(saved[f]);
   }
+  free(saved);
+  free(block);
+  free(at);
   free(tf);
   free(data);
   free(alt);
@@ -263,6 +355,10 @@ int main(int argc, char **argv) {
       verbose = 1;
     else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
       optional[noptional++] = argv[++i];
+    else if (!strcmp(argv[i], "--packed-alloc"))
+      packed_alloc = 1;
+    else if (!strcmp(argv[i], "--expect-remap"))
+      expect_remap = 1;
     else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
       place_node_size = atoi(argv[++i]);
     else {

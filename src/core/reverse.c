@@ -6,9 +6,11 @@
  * periodic self contributions in their place. The result therefore does not depend on
  * arrival order, transport or rank numbering.
  *
- * Messages move in pieces of whole sections (about PIECE bytes), packed and sent in order,
- * so the owner combines a piece from a cache-warm buffer while the next ones still move; a
- * piece is waited for only when its first section's turn comes.
+ * Messages move in pieces of whole sections of one offset (about PIECE bytes), packed and
+ * sent in order. The owner receives at most WINDOW pieces at a time into a ring of slots, in
+ * the order the steps use them, and posts the next receive when a piece is combined: the
+ * slots stay cache-warm, and a receive posted early would only make the first wait copy every
+ * message at once (the library copies a large message when it matches it).
  *
  * A transport that reads its on-node neighbours' memory (hs_pull) lets the owner read those
  * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
@@ -20,12 +22,13 @@
 #include <string.h>
 
 #define PIECE ((size_t)256 * 1024)
+#define WINDOW 4
 
 /* ---------------------------------------------------------------- combining */
 typedef void (*kernel)(char *restrict dst, const char *restrict src, size_t bytes);
 
 #if defined(__GNUC__) && !defined(__clang__)
-/* -O2's very cheap cost model leaves these loops scalar (they have a remainder). */
+/* -O2's "very cheap" cost model leaves these loops scalar (they have a remainder). */
 #define VECTORISE __attribute__((optimize("vect-cost-model=dynamic")))
 #else
 #define VECTORISE
@@ -138,6 +141,8 @@ struct hs_reverse {
   int nin, nout, nsteps;
   piece *in, *out;
   MPI_Request *ireq, *oreq;
+  int window, posted;     /* incoming pieces: receives in flight at most, and posted so far */
+  size_t slot;            /* bytes of a receive slot (ibuf holds `window` of them) */
   char *ibuf, *obuf, *bounce, *scratch;
   step *steps;
   int *last;              /* per edge: its last step (-1: none) */
@@ -154,7 +159,8 @@ static int peer_of(const hs_plan p, int rank) {
  * ends of a message see the same section sizes in the same order and cut alike. */
 static int piece_end(const hs_section *s, int n, int j) {
   size_t b = 0;
-  while (j < n && (b == 0 || b + s[j].bytes <= PIECE)) b += s[j++].bytes;
+  int o = s[j].offset_index;
+  while (j < n && s[j].offset_index == o && (b == 0 || b + s[j].bytes <= PIECE)) b += s[j++].bytes;
   return j;
 }
 
@@ -208,7 +214,7 @@ static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_o
       for (int q = 0; edge_of[k] < 0 && q < r->nin; q++)
         if (r->in[q].peer == k && i >= r->in[q].j0 && i < r->in[q].j1) {
           st.piece = q;
-          st.at = r->in[q].base + pe->send[i].msg_offset;
+          st.at = pe->send[i].msg_offset - pe->send[r->in[q].j0].msg_offset;
         }
       r->steps[r->nsteps++] = st;
     }
@@ -232,6 +238,41 @@ static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_o
     st->group = 1;
     b = st->dst->bytes;
   }
+}
+
+/* Number the incoming pieces in the order the steps use them, which is the order they are
+ * received in: pieces never span two offsets, so each is combined completely before the next
+ * one starts and a ring of `window` slots holds the ones in flight. */
+static int receive_order(hs_plan p, struct hs_reverse *r) {
+  int *to = malloc((size_t)(r->nin + 1) * sizeof(int));
+  piece *sorted = malloc((size_t)(r->nin + 1) * sizeof(piece));
+  if (!to || !sorted) {
+    free(to);
+    free(sorted);
+    return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  }
+  int n = 0;
+  for (int q = 0; q < r->nin; q++) to[q] = -1;
+  for (int i = 0; i < r->nsteps; i++)
+    if (r->steps[i].piece >= 0 && to[r->steps[i].piece] < 0) to[r->steps[i].piece] = n++;
+  for (int q = 0; q < r->nin; q++)
+    if (to[q] < 0) to[q] = n++;
+  r->slot = 1;
+  for (int q = 0; q < r->nin; q++) {
+    sorted[to[q]] = r->in[q];
+    if (r->in[q].bytes > r->slot) r->slot = r->in[q].bytes;
+  }
+  memcpy(r->in, sorted, (size_t)r->nin * sizeof(piece));
+  r->window = r->nin < WINDOW ? r->nin : WINDOW;
+  for (int i = 0; i < r->nsteps; i++) {
+    step *st = &r->steps[i];
+    if (st->piece < 0) continue;
+    st->piece = to[st->piece];
+    st->at += (size_t)(st->piece % r->window) * r->slot;
+  }
+  free(to);
+  free(sorted);
+  return HS_OK;
 }
 
 static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
@@ -260,28 +301,31 @@ static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
   r->out = hs__malloc(p, (size_t)(r->nout + 1) * sizeof(piece));
   r->ireq = hs__malloc(p, (size_t)(r->nin + 1) * sizeof(MPI_Request));
   r->oreq = hs__malloc(p, (size_t)(r->nout + 1) * sizeof(MPI_Request));
-  r->ibuf = hs__malloc(p, ib + 1);
   r->obuf = hs__malloc(p, ob + 1);
   r->bounce = hs__malloc(p, 2 * most + 1);
   r->scratch = ne ? hs__malloc(p, (PIECE > most ? PIECE : most) + 1) : NULL;
   r->steps = hs__malloc(p, (size_t)(nsteps + 1) * sizeof(step));
   r->last = hs__malloc(p, (size_t)(ne + 1) * sizeof(int));
   r->open = hs__calloc(p, (size_t)(ne + 1) * sizeof(uint64_t));
-  if (!r->in || !r->out || !r->ireq || !r->oreq || !r->ibuf || !r->obuf || !r->bounce ||
+  if (!r->in || !r->out || !r->ireq || !r->oreq || !r->obuf || !r->bounce ||
       (ne && !r->scratch) || !r->steps || !r->last || !r->open) {
     free(edge_of);
     return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory for %zu bytes of buffers",
                      ib + ob + 2 * most);
   }
-  /* Touched once here, not in the first exchange. */
-  memset(r->ibuf, 0, ib);
-  memset(r->obuf, 0, ob);
   for (int i = 0; i < r->nin; i++) r->ireq[i] = MPI_REQUEST_NULL;
   for (int i = 0; i < r->nout; i++) r->oreq[i] = MPI_REQUEST_NULL;
   for (int e = 0; e < ne; e++) r->last[e] = -1;
   cut(p, edge_of, r->in, r->out, &r->nin, &r->nout);
   order_steps(p, r, edge_of);
   free(edge_of);
+  int rc = receive_order(p, r);
+  if (rc != HS_OK) return rc;
+  r->ibuf = hs__malloc(p, (size_t)r->window * r->slot + 1);
+  if (!r->ibuf) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  /* Touched once here, not in the first exchange. */
+  memset(r->ibuf, 0, (size_t)r->window * r->slot);
+  memset(r->obuf, 0, ob);
   return HS_OK;
 }
 
@@ -295,13 +339,21 @@ int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r) {
   return rc;
 }
 
-int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays) {
-  for (int i = 0; i < r->nin; i++) {
-    const piece *q = &r->in[i];
-    const hs_peer *pe = &p->peers[q->peer];
-    HS_MPI(MPI_Irecv(r->ibuf + q->base + pe->send[q->j0].msg_offset, (int)q->bytes, MPI_BYTE,
-                     pe->rank, HS_TAG_REVERSE, p->comm, &r->ireq[i]));
+/* Post the receives of the incoming pieces below `upto` (each into its ring slot). */
+static int post_upto(hs_plan p, struct hs_reverse *r, int upto) {
+  for (; r->posted < r->nin && r->posted < upto; r->posted++) {
+    const piece *q = &r->in[r->posted];
+    HS_MPI(MPI_Irecv(r->ibuf + (size_t)(r->posted % r->window) * r->slot, (int)q->bytes,
+                     MPI_BYTE, p->peers[q->peer].rank, HS_TAG_REVERSE, p->comm,
+                     &r->ireq[r->posted]));
   }
+  return HS_OK;
+}
+
+int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays) {
+  r->posted = 0;
+  int rc = post_upto(p, r, r->window);
+  if (rc != HS_OK) return rc;
   /* Pack and send piece by piece: the receiver starts on the first while I pack the next. */
   for (int i = 0; i < r->nout; i++) {
     const piece *q = &r->out[i];
@@ -357,6 +409,11 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
     if (st->self) {
       combine_self(p, st->dst, st->self, field, k, r->bounce);
     } else if (st->piece >= 0) {
+      /* pieces before this one are combined: their slots take the next receives */
+      if (r->posted < st->piece + r->window) {
+        int rc = post_upto(p, r, st->piece + r->window);
+        if (rc != HS_OK && err == HS_OK) err = rc;
+      }
       if (r->ireq[st->piece] != MPI_REQUEST_NULL) {
         int mrc = MPI_Wait(&r->ireq[st->piece], MPI_STATUS_IGNORE);
         if (mrc != MPI_SUCCESS && err == HS_OK) err = hs__mpi_error(mrc, "MPI_Wait (reverse)");
@@ -372,7 +429,11 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
       }
     }
   }
-  if (r->nin) HS_MPI(MPI_Waitall(r->nin, r->ireq, MPI_STATUSES_IGNORE)); /* pieces no step used */
+  while (r->posted < r->nin) { /* pieces no step used (none: every section is a step) */
+    int rc = post_upto(p, r, r->posted + 1);
+    if (rc != HS_OK) return rc;
+    HS_MPI(MPI_Wait(&r->ireq[r->posted - 1], MPI_STATUS_IGNORE));
+  }
   if (r->nout) HS_MPI(MPI_Waitall(r->nout, r->oreq, MPI_STATUSES_IGNORE));
   if (!r->pull) return err;
   /* The caller may overwrite its halos once we return: wait until every neighbour that

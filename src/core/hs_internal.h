@@ -420,7 +420,7 @@ int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 void hs__reverse_free(hs_plan p);
 /* A transport that reads on-node neighbours' memory may let each owner read those
  * neighbours' halo boxes itself (a pull): the core runs the steps in the canonical order and
- * the transport's counter protocol with the forward roles swapped (docs/shm.md), the
+ * the transport's counter protocol with the forward roles swapped (docs/design.md), the
  * transport says where the bytes are. Off-node peers go by message as above. */
 typedef struct {
   int peer;                       /* index in p->peers */

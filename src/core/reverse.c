@@ -15,7 +15,7 @@
  * A transport that reads its on-node neighbours' memory (hs_pull) lets the owner read those
  * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
  * by the transport's posted/consumed counters with the roles of the forward swap swapped
- * (docs/shm.md). Off-node peers still go by message. */
+ * (docs/design.md, "Reverse exchange"). Off-node peers still go by message. */
 #include "hs_internal.h"
 
 #include <stdlib.h>

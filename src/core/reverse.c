@@ -6,11 +6,15 @@
  * periodic self contributions in their place. The result therefore does not depend on
  * arrival order, transport or rank numbering.
  *
- * Messages move in pieces of whole sections of one offset (about PIECE bytes), packed and
- * sent in order. The owner receives at most WINDOW pieces at a time into a ring of slots, in
- * the order the steps use them, and posts the next receive when a piece is combined: the
- * slots stay cache-warm, and a receive posted early would only make the first wait copy every
- * message at once (the library copies a large message when it matches it).
+ * Messages move in pieces of whole sections of one offset (about PIECE bytes). The owner
+ * receives at most WINDOW pieces at a time into a ring of slots, in the order the steps use
+ * them, and posts the next receive when a piece is combined: the slots stay cache-warm, and a
+ * receive posted early would only make the first wait copy every message at once (the
+ * library copies a large message when it matches it). The sender packs a piece into a ring
+ * slot of its own once the piece that used the slot has gone, between its steps; while it
+ * waits for a piece of its own and every slot is busy it packs the next piece into a buffer
+ * of its own (`obuf`), so no rank ever waits for a slot and none can wait for another in a
+ * circle.
  *
  * A transport that reads its on-node neighbours' memory (hs_pull) lets the owner read those
  * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
@@ -21,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PIECE ((size_t)256 * 1024)
+#define PIECE ((size_t)128 * 1024)
 #define WINDOW 4
 
 /* ---------------------------------------------------------------- combining */
@@ -125,6 +129,7 @@ typedef struct {
   int j0, j1;    /* its sections [j0, j1) */
   size_t base;   /* offset of the peer's whole message in the buffer */
   size_t bytes;
+  int turn;      /* its index among its peer's pieces */
 } piece;
 
 typedef struct {
@@ -143,7 +148,10 @@ struct hs_reverse {
   MPI_Request *ireq, *oreq;
   int window, posted;     /* incoming pieces: receives in flight at most, and posted so far */
   size_t slot;            /* bytes of a receive slot (ibuf holds `window` of them) */
-  char *ibuf, *obuf, *bounce, *scratch;
+  int sent;               /* outgoing pieces packed and sent so far (in r->out order) */
+  size_t oslot;           /* bytes of a send slot (oring holds WINDOW of them) */
+  int user[WINDOW];       /* per send slot: the outgoing piece in it, -1: free */
+  char *ibuf, *obuf, *oring, *bounce, *scratch;
   step *steps;
   int *last;              /* per edge: its last step (-1: none) */
   uint64_t *open;         /* per edge: the operation its posted counter was seen for */
@@ -179,13 +187,13 @@ static void cut(const hs_plan p, const int *edge_of, piece *in, piece *out, int 
     if (edge_of[k] >= 0) continue;
     for (int j = 0; pe->send_bytes && j < pe->nsend;) { /* what I sent forward comes back */
       int e = piece_end(pe->send, pe->nsend, j);
-      if (in) in[*nin] = (piece){k, j, e, ib, span(pe->send, j, e)};
+      if (in) in[*nin] = (piece){k, j, e, ib, span(pe->send, j, e), 0};
       (*nin)++;
       j = e;
     }
-    for (int j = 0; pe->recv_bytes && j < pe->nrecv;) {
+    for (int j = 0, t = 0; pe->recv_bytes && j < pe->nrecv; t++) {
       int e = piece_end(pe->recv, pe->nrecv, j);
-      if (out) out[*nout] = (piece){k, j, e, ob, span(pe->recv, j, e)};
+      if (out) out[*nout] = (piece){k, j, e, ob, span(pe->recv, j, e), t};
       (*nout)++;
       j = e;
     }
@@ -275,6 +283,14 @@ static int receive_order(hs_plan p, struct hs_reverse *r) {
   return HS_OK;
 }
 
+/* Outgoing pieces: the first of every peer, then the second, ...: each receiver gets its
+ * first pieces early. */
+static int by_turn(const void *a, const void *b) {
+  const piece *x = a, *y = b;
+  if (x->turn != y->turn) return x->turn < y->turn ? -1 : 1;
+  return x->peer < y->peer ? -1 : x->peer > y->peer;
+}
+
 static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
   struct hs_reverse *r = hs__calloc(p, sizeof *r);
   *out = r;
@@ -317,14 +333,19 @@ static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
   for (int i = 0; i < r->nout; i++) r->oreq[i] = MPI_REQUEST_NULL;
   for (int e = 0; e < ne; e++) r->last[e] = -1;
   cut(p, edge_of, r->in, r->out, &r->nin, &r->nout);
+  qsort(r->out, (size_t)r->nout, sizeof(piece), by_turn);
+  for (int i = 0; i < r->nout; i++)
+    if (r->out[i].bytes > r->oslot) r->oslot = r->out[i].bytes;
   order_steps(p, r, edge_of);
   free(edge_of);
   int rc = receive_order(p, r);
   if (rc != HS_OK) return rc;
   r->ibuf = hs__malloc(p, (size_t)r->window * r->slot + 1);
-  if (!r->ibuf) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  r->oring = hs__malloc(p, WINDOW * r->oslot + 1);
+  if (!r->ibuf || !r->oring) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
   /* Touched once here, not in the first exchange. */
   memset(r->ibuf, 0, (size_t)r->window * r->slot);
+  memset(r->oring, 0, WINDOW * r->oslot);
   memset(r->obuf, 0, ob);
   return HS_OK;
 }
@@ -350,21 +371,60 @@ static int post_upto(hs_plan p, struct hs_reverse *r, int upto) {
   return HS_OK;
 }
 
+/* Pack and send the next outgoing piece into a free send slot, or (force) into its place in
+ * obuf; *sent = 0 if it has to wait for a slot. */
+static int send_next(hs_plan p, struct hs_reverse *r, void *const *arrays, int force, int *sent) {
+  const piece *q = &r->out[r->sent];
+  const hs_peer *pe = &p->peers[q->peer];
+  int u = r->sent % WINDOW, done = 1;
+  *sent = 0;
+  if (r->user[u] >= 0) HS_MPI(MPI_Test(&r->oreq[r->user[u]], &done, MPI_STATUS_IGNORE));
+  if (!done && !force) return HS_OK;
+  char *b = done ? r->oring + (size_t)u * r->oslot : r->obuf + q->base + pe->recv[q->j0].msg_offset;
+  if (done) r->user[u] = r->sent;
+  for (int j = q->j0; j < q->j1; j++) {
+    const hs_section *s = &pe->recv[j];
+    hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field),
+                     b + (s->msg_offset - pe->recv[q->j0].msg_offset));
+  }
+  HS_MPI(MPI_Isend(b, (int)q->bytes, MPI_BYTE, pe->rank, HS_TAG_REVERSE, p->comm,
+                   &r->oreq[r->sent]));
+  r->sent++;
+  *sent = 1;
+  return HS_OK;
+}
+
+/* Send what the slots allow; with force at least one more piece if any is left. */
+static int send_more(hs_plan p, struct hs_reverse *r, void *const *arrays, int force) {
+  for (int sent = 1; sent && r->sent < r->nout;) {
+    int rc = send_next(p, r, arrays, force, &sent);
+    if (rc != HS_OK) return rc;
+    force = 0;
+  }
+  return HS_OK;
+}
+
 int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays) {
   r->posted = 0;
+  r->sent = 0;
+  for (int u = 0; u < WINDOW; u++) r->user[u] = -1;
   int rc = post_upto(p, r, r->window);
-  if (rc != HS_OK) return rc;
-  /* Pack and send piece by piece: the receiver starts on the first while I pack the next. */
-  for (int i = 0; i < r->nout; i++) {
-    const piece *q = &r->out[i];
-    const hs_peer *pe = &p->peers[q->peer];
-    char *b = r->obuf + q->base;
-    for (int j = q->j0; j < q->j1; j++) {
-      const hs_section *s = &pe->recv[j];
-      hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), b + s->msg_offset);
+  return rc == HS_OK ? send_more(p, r, arrays, 0) : rc;
+}
+
+/* Wait for incoming piece q, sending my own pieces meanwhile (the peer may be waiting for
+ * them before it can free what I wait for). */
+static int wait_piece(hs_plan p, struct hs_reverse *r, void *const *arrays, int q) {
+  int done = 0;
+  while (r->ireq[q] != MPI_REQUEST_NULL) {
+    HS_MPI(MPI_Test(&r->ireq[q], &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    if (r->sent == r->nout) {
+      HS_MPI(MPI_Wait(&r->ireq[q], MPI_STATUS_IGNORE));
+      break;
     }
-    HS_MPI(MPI_Isend(b + pe->recv[q->j0].msg_offset, (int)q->bytes, MPI_BYTE, pe->rank,
-                     HS_TAG_REVERSE, p->comm, &r->oreq[i]));
+    int rc = send_more(p, r, arrays, 1);
+    if (rc != HS_OK) return rc;
   }
   return HS_OK;
 }
@@ -414,10 +474,8 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
         int rc = post_upto(p, r, st->piece + r->window);
         if (rc != HS_OK && err == HS_OK) err = rc;
       }
-      if (r->ireq[st->piece] != MPI_REQUEST_NULL) {
-        int mrc = MPI_Wait(&r->ireq[st->piece], MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS && err == HS_OK) err = hs__mpi_error(mrc, "MPI_Wait (reverse)");
-      }
+      int rc = wait_piece(p, r, arrays, st->piece);
+      if (rc != HS_OK && err == HS_OK) err = rc;
       if (err == HS_OK) combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
     } else {
       int rc = pull_step(p, r, i, k, field, seq, &src, &from, &ok);
@@ -428,7 +486,9 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
         atomic_store_explicit(pe->consumed, seq, memory_order_release);
       }
     }
+    if (r->sent < r->nout && err == HS_OK) err = send_more(p, r, arrays, 0);
   }
+  while (r->sent < r->nout && err == HS_OK) err = send_more(p, r, arrays, 1);
   while (r->posted < r->nin) { /* pieces no step used (none: every section is a step) */
     int rc = post_upto(p, r, r->posted + 1);
     if (rc != HS_OK) return rc;
@@ -450,7 +510,7 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
 
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r) {
   if (!r) return;
-  void *blocks[] = {r->in, r->out, r->ireq, r->oreq, r->ibuf, r->obuf, r->bounce,
+  void *blocks[] = {r->in, r->out, r->ireq, r->oreq, r->ibuf, r->obuf, r->oring, r->bounce,
                     r->scratch, r->steps, r->last, r->open, r};
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
 }

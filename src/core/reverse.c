@@ -26,6 +26,7 @@
 #include <string.h>
 
 #define PIECE ((size_t)128 * 1024)
+#define GROUP ((size_t)256 * 1024) /* pulled sections read at once (a system call for cma) */
 #define WINDOW 4
 
 /* ---------------------------------------------------------------- combining */
@@ -203,7 +204,7 @@ static void cut(const hs_plan p, const int *edge_of, piece *in, piece *out, int 
 }
 
 /* The steps in canonical order: offsets, then (within a message or the self list) field,
- * comp. Pulled steps of one edge with consecutive sections form groups of about PIECE. */
+ * comp. Pulled steps of one edge with consecutive sections form groups of about GROUP. */
 static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
   for (int o = 0; o < p->noffsets; o++) {
     if (p->send_to[o] == MPI_PROC_NULL) continue;
@@ -237,7 +238,7 @@ static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_o
     }
     r->last[st->edge] = i;
     if (first && first->edge == st->edge && st->sec == (st - 1)->sec + 1 &&
-        b + st->dst->bytes <= PIECE) {
+        b + st->dst->bytes <= GROUP) {
       b += st->dst->bytes;
       first->group++;
       continue;
@@ -319,7 +320,7 @@ static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
   r->oreq = hs__malloc(p, (size_t)(r->nout + 1) * sizeof(MPI_Request));
   r->obuf = hs__malloc(p, ob + 1);
   r->bounce = hs__malloc(p, 2 * most + 1);
-  r->scratch = ne ? hs__malloc(p, (PIECE > most ? PIECE : most) + 1) : NULL;
+  r->scratch = ne ? hs__malloc(p, (GROUP > most ? GROUP : most) + 1) : NULL;
   r->steps = hs__malloc(p, (size_t)(nsteps + 1) * sizeof(step));
   r->last = hs__malloc(p, (size_t)(ne + 1) * sizeof(int));
   r->open = hs__calloc(p, (size_t)(ne + 1) * sizeof(uint64_t));

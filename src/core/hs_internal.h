@@ -450,7 +450,8 @@ int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r);
 int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays);
 /* Combine everything in canonical order; with a pull, wait until every neighbour reading
  * this rank's halos has stored consumed >= seq. */
-int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays, uint64_t seq);
+int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
+                       uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
 double hs__wtime(void);

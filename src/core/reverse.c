@@ -169,7 +169,8 @@ static int peer_of(const hs_plan p, int rank) {
 static int piece_end(const hs_section *s, int n, int j) {
   size_t b = 0;
   int o = s[j].offset_index;
-  while (j < n && s[j].offset_index == o && (b == 0 || b + s[j].bytes <= PIECE)) b += s[j++].bytes;
+  while (j < n && s[j].offset_index == o && (b == 0 || b + s[j].bytes <= PIECE))
+    b += s[j++].bytes;
   return j;
 }
 
@@ -381,7 +382,8 @@ static int send_next(hs_plan p, struct hs_reverse *r, void *const *arrays, int f
   *sent = 0;
   if (r->user[u] >= 0) HS_MPI(MPI_Test(&r->oreq[r->user[u]], &done, MPI_STATUS_IGNORE));
   if (!done && !force) return HS_OK;
-  char *b = done ? r->oring + (size_t)u * r->oslot : r->obuf + q->base + pe->recv[q->j0].msg_offset;
+  char *b = done ? r->oring + (size_t)u * r->oslot
+                  : r->obuf + q->base + pe->recv[q->j0].msg_offset;
   if (done) r->user[u] = r->sent;
   for (int j = q->j0; j < q->j1; j++) {
     const hs_section *s = &pe->recv[j];
@@ -441,14 +443,15 @@ static int open_edge(struct hs_reverse *r, int e, uint64_t seq) {
 }
 
 /* Pulled step i: read its group if it starts one, then combine it. */
-static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *field, uint64_t seq,
-                     hs_pull_src *src, size_t *from, int *ok) {
+static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *field,
+                     uint64_t seq, hs_pull_src *src, size_t *from, int *ok) {
   const step *st = &r->steps[i];
   int rc = HS_OK;
   if (st->group) {
     if (r->open[st->edge] != seq) rc = open_edge(r, st->edge, seq);
     if (rc == HS_OK)
-      rc = r->pull->source(p, r->pull->ctx, st->edge, st->sec, st->sec + st->group, r->scratch, src);
+      rc = r->pull->source(p, r->pull->ctx, st->edge, st->sec, st->sec + st->group, r->scratch,
+                           src);
     *ok = rc == HS_OK;
     *from = st->dst->msg_offset; /* src->buf holds the group from here */
   }
@@ -459,7 +462,8 @@ static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *fie
   return rc;
 }
 
-int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays, uint64_t seq) {
+int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
+                       uint64_t seq) {
   int err = HS_OK, ok = 0;
   hs_pull_src src = {NULL, NULL, NULL};
   size_t from = 0;

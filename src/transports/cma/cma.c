@@ -338,7 +338,8 @@ static int setup_window(hs_plan p, cma_t *t) {
 static int exchange_edges(hs_plan p, cma_t *t) {
   int n = t->nintra;
   MPI_Request *rq = malloc((size_t)(4 * n + 1) * sizeof *rq);
-  hs_section **ssec = calloc((size_t)n + 1, sizeof *ssec), **hsec = calloc((size_t)n + 1, sizeof *hsec);
+  hs_section **ssec = calloc((size_t)n + 1, sizeof *ssec);
+  hs_section **hsec = calloc((size_t)n + 1, sizeof *hsec);
   int rc = (rq && ssec && hsec) ? HS_OK : hs__error(HS_ERR_NOMEM, "cma: out of memory");
   for (int i = 0; rc == HS_OK && i < n; i++) {
     const hs_peer *pe = &p->peers[t->intra[i].peer];

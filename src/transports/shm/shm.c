@@ -360,8 +360,8 @@ static int shm_setup(hs_plan p) {
 static char **fields_of(hs_plan p, shm_t *t, shm_edge *e) {
   if (e->ctl->mode == MODE_DIRECT_REG) return e->sfield;
   if (e->cseq != t->seq) {
-    if (resolve_fields(p, p->peers[e->peer].rank, cur_of(t, e->ctl, p->nfields), e->cfield) != HS_OK)
-      return NULL;
+    const shm_loc *cur = cur_of(t, e->ctl, p->nfields);
+    if (resolve_fields(p, p->peers[e->peer].rank, cur, e->cfield) != HS_OK) return NULL;
     e->cseq = t->seq;
   }
   return e->cfield;

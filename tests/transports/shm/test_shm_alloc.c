@@ -98,7 +98,8 @@ static long check_reverse(const tfield *tf, const void *data, const tgeom *g, in
       for (i[2] = 0; i[2] < g->local[2]; i[2]++) {
         int gc[3];
         for (int a = 0; a < 3; a++) gc[a] = g->offset[a] + i[a];
-        int64_t want = cell_value(gc, f, s, tf->type) + contribution(gc, f, s) * wsum[gindex(g, gc)];
+        int64_t want =
+            cell_value(gc, f, s, tf->type) + contribution(gc, f, s) * wsum[gindex(g, gc)];
         int64_t got = tget(data, tf->type, tfield_index(tf, i));
         if (got != want && bad++ < 5)
           fprintf(stderr, "[rank %d] %s: reverse of swap %d, field %d cell (%d,%d,%d): got %lld "

@@ -6,9 +6,11 @@
  *   separate  the same two halves swapped by two plans, one after the other
  *                                                                   -> ratio mixed / separate
  * Metric: per repetition each method runs `swaps` timed operations; its time is the maximum
- * over ranks of the mean per operation; reported: the median over repetitions.
+ * over ranks of the mean per operation; reported: the median over repetitions (--stat min:
+ * the fastest repetition, steadier on a machine shared with other work).
+ * Fields come from malloc, or with --alloc hs from hs_alloc (node-shared: shm's one-copy path).
  * Usage: hs_fields_bench [--local x,y,z] [--fields F] [--depth D] [--swaps N] [--reps R]
- *                        [--transport SPEC]... [--quiet] */
+ *                        [--alloc hs|malloc] [--stat median|min] [--transport SPEC]... [--quiet] */
 #include "haloswap.h"
 
 #include <stdio.h>
@@ -31,6 +33,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int local[3] = {16, 16, 256}, nf = 30, depth = 2, swaps = 20, reps = 15, quiet = 0, nspec = 0;
+  int use_hs = 0, use_min = 0;
   const char *specs[32];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--local") && i + 1 < argc && parse3(argv[i + 1], local)) i++;
@@ -40,6 +43,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspec < 32) specs[nspec++] = argv[++i];
     else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+    else if (!strcmp(argv[i], "--alloc") && i + 1 < argc &&
+             (!strcmp(argv[i + 1], "hs") || !strcmp(argv[i + 1], "malloc")))
+      use_hs = !strcmp(argv[++i], "hs");
+    else if (!strcmp(argv[i], "--stat") && i + 1 < argc &&
+             (!strcmp(argv[i + 1], "median") || !strcmp(argv[i + 1], "min")))
+      use_min = !strcmp(argv[++i], "min");
     else {
       if (rank == 0) fprintf(stderr, "hs_fields_bench: unknown or bad argument '%s'\n", argv[i]);
       MPI_Finalize();
@@ -81,7 +90,12 @@ int main(int argc, char **argv) {
   double **data = malloc((size_t)nf * sizeof *data);
   hs_field *all = calloc((size_t)nf, sizeof *all), *mixed = calloc((size_t)nf, sizeof *mixed);
   for (int f = 0; f < nf; f++) {
-    data[f] = malloc(n * sizeof(double));
+    if (!use_hs) {
+      data[f] = malloc(n * sizeof(double));
+    } else if (hs_alloc(d, n * sizeof(double), (void **)&data[f]) != HS_OK) {
+      if (rank == 0) fprintf(stderr, "hs_fields_bench: hs_alloc: %s\n", hs_error_message());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (size_t i = 0; i < n; i++) data[f][i] = (double)(i % 97) * 0.5;
     all[f] = hs_field_array(HS_FLOAT64, data[f], HS_LAYOUT_ZFAST, depth);
     mixed[f] = all[f];
@@ -98,9 +112,11 @@ int main(int argc, char **argv) {
     else ev[f / 2] = all[f];
   }
   if (rank == 0)
-    printf("# hs_fields_bench: %d ranks (%d x %d), local %dx%dx%d, %d float64 fields, depth %d "
-           "(mixed: half at %d), box; median over %d reps of %d ops; microseconds per op\n",
-           size, dims[0], dims[1], local[0], local[1], local[2], nf, depth, depth - 1, reps, swaps);
+    printf("# hs_fields_bench: %d ranks (%d x %d), local %dx%dx%d, %d float64 fields from %s, "
+           "depth %d (mixed: half at %d), box; %s over %d reps of %d ops; microseconds per "
+           "op\n", size, dims[0], dims[1], local[0], local[1], local[2], nf,
+           use_hs ? "hs_alloc" : "malloc", depth, depth - 1, use_min ? "minimum" : "median", reps,
+           swaps);
   if (rank == 0)
     printf("%-14s %10s %10s %8s %10s %10s %8s\n", "transport", "forward", "reverse", "rev/fwd",
            "mixed", "separate", "mix/sep");
@@ -158,7 +174,7 @@ int main(int argc, char **argv) {
     double med[NM];
     for (int m = 0; m < NM; m++) {
       qsort(times + m * reps, (size_t)reps, sizeof(double), cmp_d);
-      med[m] = times[m * reps + reps / 2] * 1e6;
+      med[m] = times[m * reps + (use_min ? 0 : reps / 2)] * 1e6;
     }
     if (rank == 0)
       printf("%-14s %10.1f %10.1f %8.2f %10.1f %10.1f %8.2f\n", specs[t], med[0], med[1],
@@ -169,7 +185,10 @@ int main(int argc, char **argv) {
     hs_plan_free(&pe);
     hs_plan_free(&po);
   }
-  for (int f = 0; f < nf; f++) free(data[f]);
+  for (int f = 0; f < nf; f++) {
+    if (use_hs) hs_free(d, data[f]);
+    else free(data[f]);
+  }
   free(data);
   free(all);
   free(mixed);

@@ -5,6 +5,7 @@
 
 #include "haloswap.h"
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -442,11 +443,45 @@ void hs__oracle_reset(hs_plan p, hs_oracle *o);
 void hs__oracle_end(hs_plan p, hs_oracle *o);
 
 /* ---- reverse exchange (src/core/reverse.c) */
+/* The core's own, over messages to every peer (p->reverse, built on first use). */
 int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 void hs__reverse_free(hs_plan p);
-/* dst[i] = op(dst[i], src[i]) for n elements of type t (unaligned pointers are fine). */
-void hs__combine(hs_type t, hs_op op, char *dst, const char *src, size_t n);
+/* A transport that reads on-node neighbours' memory may let each owner read those
+ * neighbours' halo boxes itself (a pull): the core runs the steps in the canonical order and
+ * the transport's counter protocol with the forward roles swapped (docs/design.md), the
+ * transport says where the bytes are. Off-node peers go by message as above. */
+typedef struct {
+  int peer;                       /* index in p->peers */
+  _Atomic uint64_t *posted;       /* its: the last operation whose data it has published */
+  _Atomic uint64_t *consumed;     /* mine for it: the last operation of its data I have read */
+  _Atomic uint64_t *its_consumed; /* its for me: the last operation of my data it has read */
+} hs_pull_edge;
+typedef struct {
+  const char *buf;                /* the sections' bytes packed in message order, or NULL: */
+  char *const *fields;            /* the peer's fields mapped here, and */
+  const hs_section *sec;          /* its halo boxes for me (its forward receive sections) */
+} hs_pull_src;
+typedef struct {
+  MPI_Win win;                    /* MPI_Win_sync around the counters (in a passive epoch) */
+  int nedges;
+  const hs_pull_edge *edges;
+  void *ctx;
+  /* Where edge e's halo boxes matching my forward send sections [j0, j1) are for this
+   * operation (after its posted counter has reached it); scratch has room for them packed. */
+  int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
+} hs_pull;
+/* Build *r unless it is built (pull NULL: every peer by message); on failure *r stays NULL.
+ * Local. The transport keeps pull alive. */
+int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r);
+/* Post the pieces of the messages (never waits). A pulling transport first publishes its
+ * halos and stores its posted counter = the operation's number. */
+int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays);
+/* Combine everything in canonical order; with a pull, wait until every neighbour reading
+ * this rank's halos has stored consumed >= seq. */
+int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
+                       uint64_t seq);
+void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */

@@ -1,234 +1,537 @@
 /* The reverse exchange (halo -> owner, combined with an hs_op), served by the core for every
- * transport over two-sided messages: the forward swap's receive sections are the reverse's
- * send sections and vice versa. Each rank sends every halo box the forward swap writes back
- * to the rank it came from (straight from the halos with the plan's derived datatypes, or
- * packed for hook fields), receives its neighbours' boxes into buffers, and only once all
- * have arrived combines them into its interior in one fixed order: the plan's offsets in
- * canonical order, then field, then component, periodic self contributions in their place.
- * The result therefore does not depend on arrival order, transport or rank numbering. */
+ * transport: the forward swap's receive sections are the reverse's send sections and vice
+ * versa. Each rank sends every halo box the forward swap writes back to the rank it came
+ * from, receives its neighbours' boxes into buffers and combines them into its interior in
+ * one fixed order: the plan's offsets in canonical order, then field, then component,
+ * periodic self contributions in their place. The result therefore does not depend on
+ * arrival order, transport or rank numbering.
+ *
+ * Messages move in pieces of whole sections of one offset (about PIECE bytes). The owner
+ * receives at most WINDOW pieces at a time into a ring of slots, in the order the steps use
+ * them, and posts the next receive when a piece is combined: the slots stay cache-warm, and a
+ * receive posted early would only make the first wait copy every message at once (the
+ * library copies a large message when it matches it). The sender packs a piece into a ring
+ * slot of its own once the piece that used the slot has gone, between its steps; while it
+ * waits for a piece of its own and every slot is busy it packs the next piece into a buffer
+ * of its own (`obuf`), so no rank ever waits for a slot and none can wait for another in a
+ * circle.
+ *
+ * A transport that reads its on-node neighbours' memory (hs_pull) lets the owner read those
+ * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
+ * by the transport's posted/consumed counters with the roles of the forward swap swapped
+ * (docs/design.md, "Reverse exchange"). Off-node peers still go by message. */
 #include "hs_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  const hs_section *dst;  /* interior strip (a forward send section) */
-  const hs_section *src;  /* self: the halo box (a forward receive section); else NULL */
-  int in;                 /* else: index of the incoming message */
-} step;
-
-struct hs_reverse {
-  int nin, nout;
-  int *ipeer, *opeer;     /* message index -> peer index */
-  size_t *ioff, *ooff;
-  char *ibuf, *obuf;
-  MPI_Request *ireq, *oreq;
-  char *bounce;           /* one section: hook fields and mismatched self programs */
-  step *steps;
-  int nsteps;
-  int dtype;              /* send from the halos with derived datatypes */
-};
+#define PIECE ((size_t)128 * 1024)
+#define GROUP ((size_t)256 * 1024) /* pulled sections read at once (a system call for cma) */
+#define WINDOW 4
 
 /* ---------------------------------------------------------------- combining */
-#define COMBINE_LOOP(T, EXPR)                                       \
-  for (size_t i = 0; i < n; i++) {                                  \
-    T a, b;                                                         \
-    memcpy(&a, dst + i * sizeof(T), sizeof(T));                     \
-    memcpy(&b, src + i * sizeof(T), sizeof(T));                     \
-    a = (EXPR);                                                     \
-    memcpy(dst + i * sizeof(T), &a, sizeof(T));                     \
-  }
+typedef void (*kernel)(char *restrict dst, const char *restrict src, size_t bytes);
 
-#define COMBINE_TYPE(T, SUM)                                        \
-  switch (op) {                                                     \
-  case HS_OP_SUM: COMBINE_LOOP(T, SUM); break;                      \
-  case HS_OP_MAX: COMBINE_LOOP(T, b > a ? b : a); break;            \
-  case HS_OP_MIN: COMBINE_LOOP(T, b < a ? b : a); break;            \
-  default: memcpy(dst, src, n * sizeof(T)); break;                  \
-  }
+#if defined(__GNUC__) && !defined(__clang__)
+/* -O2's "very cheap" cost model leaves these loops scalar (they have a remainder). */
+#define VECTORISE __attribute__((optimize("vect-cost-model=dynamic")))
+#else
+#define VECTORISE
+#endif
 
-void hs__combine(hs_type t, hs_op op, char *dst, const char *src, size_t n) {
-  switch (t) {
-  case HS_FLOAT64: COMBINE_TYPE(double, a + b); break;
-  case HS_FLOAT32: COMBINE_TYPE(float, a + b); break;
-  /* integer sums wrap (two's complement) instead of overflowing */
-  case HS_INT32: COMBINE_TYPE(int32_t, (int32_t)((uint32_t)a + (uint32_t)b)); break;
-  default: COMBINE_TYPE(int64_t, (int64_t)((uint64_t)a + (uint64_t)b)); break;
+/* dst = op(dst, src) over whole elements; memcpy loads: message buffers may be unaligned. */
+#define KERNEL(name, T, EXPR)                                                       \
+  VECTORISE static void name(char *restrict dst, const char *restrict src, size_t bytes) { \
+    const size_t n = bytes / sizeof(T);                                             \
+    for (size_t i = 0; i < n; i++) {                                                \
+      T a, b;                                                                       \
+      memcpy(&a, dst + i * sizeof(T), sizeof(T));                                   \
+      memcpy(&b, src + i * sizeof(T), sizeof(T));                                   \
+      a = (EXPR);                                                                   \
+      memcpy(dst + i * sizeof(T), &a, sizeof(T));                                   \
+    }                                                                               \
+  }
+#define KERNELS(T, tag, SUM)            \
+  KERNEL(sum_##tag, T, SUM)             \
+  KERNEL(max_##tag, T, b > a ? b : a)   \
+  KERNEL(min_##tag, T, b < a ? b : a)
+KERNELS(double, f64, a + b)
+KERNELS(float, f32, a + b)
+/* integer sums wrap (two's complement) instead of overflowing */
+KERNELS(int32_t, i32, (int32_t)((uint32_t)a + (uint32_t)b))
+KERNELS(int64_t, i64, (int64_t)((uint64_t)a + (uint64_t)b))
+
+static void replace(char *restrict dst, const char *restrict src, size_t bytes) {
+  memcpy(dst, src, bytes);
+}
+
+static kernel kernel_of(hs_type t, hs_op op) {
+  static const kernel k[4][3] = {{sum_f64, max_f64, min_f64}, {sum_f32, max_f32, min_f32},
+                                 {sum_i32, max_i32, min_i32}, {sum_i64, max_i64, min_i64}};
+  if (op == HS_OP_REPLACE || (unsigned)t > 3u || (unsigned)op > 2u) return replace;
+  return k[t][op];
+}
+
+/* Start of run r of a copy program (runs numbered n1 fastest). */
+static char *run_at(const hs_section *s, const char *field, size_t r) {
+  size_t i = r % (size_t)s->n1, rest = r / (size_t)s->n1;
+  size_t j = rest % (size_t)s->n2, k = rest / (size_t)s->n2;
+  return (char *)field + s->base + (ptrdiff_t)i * s->s1 + (ptrdiff_t)j * s->s2 +
+         (ptrdiff_t)k * s->s3;
+}
+
+/* Combine box `src` of sfield into box `dst` of dfield: the same elements in the same order,
+ * the runs possibly cut differently (other halo widths). Runs hold whole elements, so every
+ * common stretch does too. */
+static void combine_boxes(const hs_section *src, const char *sfield, const hs_section *dst,
+                          char *dfield, kernel k) {
+  size_t rs = 0, rd = 0, os = 0, od = 0;
+  for (size_t left = dst->bytes; left;) {
+    size_t n = src->run - os < dst->run - od ? src->run - os : dst->run - od;
+    k(run_at(dst, dfield, rd) + od, run_at(src, sfield, rs) + os, n);
+    left -= n;
+    if ((os += n) == src->run) os = 0, rs++;
+    if ((od += n) == dst->run) od = 0, rd++;
   }
 }
 
-/* Combine a packed buffer (s->bytes, in section order) into section s of the field. */
+/* Combine packed bytes (s->bytes, section order) into section s of the field. */
 static void combine_in(const hs_plan p, const hs_section *s, char *field, const char *buf,
-                       hs_op op, char *bounce) {
+                       kernel k, char *bounce) {
   const hs_fieldinfo *fi = &p->fields[s->box.field];
   if (fi->pack) { /* hooks: read the owner's box, combine, write it back */
     fi->pack(fi->ctx, &s->box, bounce);
-    hs__combine(fi->type, op, bounce, buf, s->bytes / fi->elem);
+    k(bounce, buf, s->bytes);
     fi->unpack(fi->ctx, &s->box, bounce);
     return;
   }
-  char *d0 = field + s->base;
-  const size_t run = s->run, ne = run / fi->elem;
-  for (int k = 0; k < s->n3; k++)
+  for (int c = 0; c < s->n3; c++)
     for (int j = 0; j < s->n2; j++) {
-      char *d = d0 + k * s->s3 + j * s->s2;
-      for (int i = 0; i < s->n1; i++, buf += run) hs__combine(fi->type, op, d + i * s->s1, buf, ne);
+      char *d = field + s->base + c * s->s3 + j * s->s2;
+      for (int i = 0; i < s->n1; i++, buf += s->run) k(d + i * s->s1, buf, s->run);
     }
 }
 
 /* Self contribution: halo box src into interior strip dst of the same field. */
 static void combine_self(const hs_plan p, const hs_section *dst, const hs_section *src,
-                         char *field, hs_op op, char *bounce) {
-  const hs_fieldinfo *fi = &p->fields[dst->box.field];
-  if (!fi->pack && src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 &&
-      src->n3 == dst->n3) {
-    const size_t ne = src->run / fi->elem;
-    for (int k = 0; k < src->n3; k++)
-      for (int j = 0; j < src->n2; j++) {
-        const char *a = field + src->base + k * src->s3 + j * src->s2;
-        char *b = field + dst->base + k * dst->s3 + j * dst->s2;
-        for (int i = 0; i < src->n1; i++) hs__combine(fi->type, op, b + i * dst->s1, a + i * src->s1, ne);
-      }
+                         char *field, kernel k, char *bounce) {
+  if (!p->fields[dst->box.field].pack) {
+    combine_boxes(src, field, dst, field, k);
     return;
   }
-  /* The halo first (bounce holds two sections: halo, then the owner's box for hooks). */
+  /* The halo first (bounce holds two sections: halo, then the owner's box). */
   hs__pack_section(p, src, field, bounce);
-  combine_in(p, dst, field, bounce, op, bounce + src->bytes);
+  combine_in(p, dst, field, bounce, k, bounce + src->bytes);
 }
 
 /* ---------------------------------------------------------------- engine */
+typedef struct {
+  int peer;      /* index in p->peers */
+  int j0, j1;    /* its sections [j0, j1) */
+  size_t base;   /* offset of the peer's whole message in the buffer */
+  size_t bytes;
+  int turn;      /* its index among its peer's pieces */
+} piece;
+
+typedef struct {
+  const hs_section *dst;  /* interior strip (a forward send section) */
+  const hs_section *self; /* self: the halo box (a forward receive section); else NULL */
+  int piece;              /* message: the incoming piece; else -1 */
+  int edge, sec;          /* pulled: the edge and the index of dst in the peer's sections */
+  int group;              /* pulled: sections read together from here (0: not a first) */
+  size_t at;              /* message: offset of the section in ibuf */
+} step;
+
+struct hs_reverse {
+  const hs_pull *pull;    /* NULL: every peer by message */
+  int nin, nout, nsteps;
+  piece *in, *out;
+  MPI_Request *ireq, *oreq;
+  int window, posted;     /* incoming pieces: receives in flight at most, and posted so far */
+  size_t slot;            /* bytes of a receive slot (ibuf holds `window` of them) */
+  int sent;               /* outgoing pieces packed and sent so far (in r->out order) */
+  size_t oslot;           /* bytes of a send slot (oring holds WINDOW of them) */
+  int user[WINDOW];       /* per send slot: the outgoing piece in it, -1: free */
+  char *ibuf, *obuf, *oring, *bounce, *scratch;
+  step *steps;
+  int *last;              /* per edge: its last step (-1: none) */
+  uint64_t *open;         /* per edge: the operation its posted counter was seen for */
+};
+
 static int peer_of(const hs_plan p, int rank) {
   for (int k = 0; k < p->npeers; k++)
     if (p->peers[k].rank == rank) return k;
   return -1;
 }
 
-static int create(hs_plan p, struct hs_reverse **out) {
-  struct hs_reverse *r = hs__calloc(p, sizeof *r);
-  *out = r;
-  if (!r) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
-  r->dtype = !p->has_callbacks;
-  size_t nb = (size_t)(p->npeers > 0 ? p->npeers : 1);
-  r->ipeer = hs__malloc(p, nb * sizeof(int));
-  r->opeer = hs__malloc(p, nb * sizeof(int));
-  r->ioff = hs__malloc(p, nb * sizeof(size_t));
-  r->ooff = hs__malloc(p, nb * sizeof(size_t));
-  r->ireq = hs__malloc(p, nb * sizeof(MPI_Request));
-  r->oreq = hs__malloc(p, nb * sizeof(MPI_Request));
-  if (!r->ipeer || !r->opeer || !r->ioff || !r->ooff || !r->ireq || !r->oreq)
-    return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
-  size_t ib = 0, ob = 0, most = 0;
-  int in_of_peer[HS_MAX_OFFSETS * 2 + 1];
+/* End of the piece that starts at section j: whole sections up to about PIECE bytes. Both
+ * ends of a message see the same section sizes in the same order and cut alike. */
+static int piece_end(const hs_section *s, int n, int j) {
+  size_t b = 0;
+  int o = s[j].offset_index;
+  while (j < n && s[j].offset_index == o && (b == 0 || b + s[j].bytes <= PIECE))
+    b += s[j++].bytes;
+  return j;
+}
+
+/* Bytes of sections [j, e) of a message. */
+static size_t span(const hs_section *s, int j, int e) {
+  return s[e - 1].msg_offset + s[e - 1].bytes - s[j].msg_offset;
+}
+
+/* Cut every message peer k exchanges with this rank (nothing for pulled peers); *nin and
+ * *nout count the pieces, and with in/out non-NULL they are filled. */
+static void cut(const hs_plan p, const int *edge_of, piece *in, piece *out, int *nin, int *nout) {
+  size_t ib = 0, ob = 0;
+  *nin = *nout = 0;
   for (int k = 0; k < p->npeers; k++) {
     const hs_peer *pe = &p->peers[k];
-    in_of_peer[k] = -1;
-    if (pe->send_bytes) { /* what I sent forward comes back */
-      in_of_peer[k] = r->nin;
-      r->ipeer[r->nin] = k;
-      r->ioff[r->nin++] = ib;
-      ib += pe->send_bytes;
+    if (edge_of[k] >= 0) continue;
+    for (int j = 0; pe->send_bytes && j < pe->nsend;) { /* what I sent forward comes back */
+      int e = piece_end(pe->send, pe->nsend, j);
+      if (in) in[*nin] = (piece){k, j, e, ib, span(pe->send, j, e), 0};
+      (*nin)++;
+      j = e;
     }
-    if (pe->recv_bytes) {
-      r->opeer[r->nout] = k;
-      r->ooff[r->nout++] = ob;
-      ob += pe->recv_bytes;
+    for (int j = 0, t = 0; pe->recv_bytes && j < pe->nrecv; t++) {
+      int e = piece_end(pe->recv, pe->nrecv, j);
+      if (out) out[*nout] = (piece){k, j, e, ob, span(pe->recv, j, e), t};
+      (*nout)++;
+      j = e;
     }
-    for (int i = 0; i < pe->nsend; i++)
-      if (pe->send[i].bytes > most) most = pe->send[i].bytes;
+    ib += pe->send_bytes;
+    ob += pe->recv_bytes;
   }
-  for (int i = 0; i < p->nself; i++)
-    if (p->self[i].src.bytes > most) most = p->self[i].src.bytes;
-  r->ibuf = hs__malloc(p, ib);
-  r->obuf = r->dtype ? NULL : hs__malloc(p, ob);
-  r->bounce = hs__malloc(p, 2 * most);
-  /* The canonical order: offsets, then (within a message or the self list) field, comp. */
-  int nsteps = p->nself;
-  for (int k = 0; k < p->npeers; k++) nsteps += p->peers[k].nsend;
-  r->steps = hs__malloc(p, (size_t)(nsteps > 0 ? nsteps : 1) * sizeof(step));
-  if (!r->ibuf || (!r->dtype && !r->obuf) || !r->bounce || !r->steps)
-    return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory for %zu bytes of buffers",
-                     ib + ob + 2 * most);
+}
+
+/* The steps in canonical order: offsets, then (within a message or the self list) field,
+ * comp. Pulled steps of one edge with consecutive sections form groups of about GROUP. */
+static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
   for (int o = 0; o < p->noffsets; o++) {
     if (p->send_to[o] == MPI_PROC_NULL) continue;
     if (p->send_to[o] == p->rank) {
       for (int i = 0; i < p->nself; i++)
         if (p->self[i].src.offset_index == o)
-          r->steps[r->nsteps++] = (step){&p->self[i].src, &p->self[i].dst, -1};
+          r->steps[r->nsteps++] = (step){&p->self[i].src, &p->self[i].dst, -1, -1, -1, 0, 0};
       continue;
     }
     int k = peer_of(p, p->send_to[o]);
     if (k < 0) continue; /* nothing to move toward it */
     const hs_peer *pe = &p->peers[k];
-    for (int i = 0; i < pe->nsend; i++)
-      if (pe->send[i].offset_index == o)
-        r->steps[r->nsteps++] = (step){&pe->send[i], NULL, in_of_peer[k]};
-  }
-  return HS_OK;
-}
-
-int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays) {
-  (void)op;
-  if (!p->reverse) {
-    int rc = create(p, &p->reverse);
-    if (rc != HS_OK) {
-      hs__reverse_free(p);
-      return rc;
+    for (int i = 0; i < pe->nsend; i++) {
+      if (pe->send[i].offset_index != o) continue;
+      step st = {&pe->send[i], NULL, -1, edge_of[k], i, 0, 0};
+      for (int q = 0; edge_of[k] < 0 && q < r->nin; q++)
+        if (r->in[q].peer == k && i >= r->in[q].j0 && i < r->in[q].j1) {
+          st.piece = q;
+          st.at = pe->send[i].msg_offset - pe->send[r->in[q].j0].msg_offset;
+        }
+      r->steps[r->nsteps++] = st;
     }
   }
-  struct hs_reverse *r = p->reverse;
-  const hs_dtypes *t = NULL;
-  if (r->dtype) {
-    int rc = hs__dtypes_get(p, arrays, &t);
-    if (rc != HS_OK) return rc;
-  }
-  for (int i = 0; i < r->nin; i++) {
-    const hs_peer *pe = &p->peers[r->ipeer[i]];
-    HS_MPI(MPI_Irecv(r->ibuf + r->ioff[i], (int)pe->send_bytes, MPI_BYTE, pe->rank,
-                     HS_TAG_REVERSE, p->comm, &r->ireq[i]));
-  }
-  for (int i = 0; i < r->nout; i++) {
-    int k = r->opeer[i];
-    const hs_peer *pe = &p->peers[k];
-    if (t) { /* straight from the halo boxes: the forward receive types */
-      HS_MPI(MPI_Isend(MPI_BOTTOM, 1, t->recv[k], pe->rank, HS_TAG_REVERSE, p->comm, &r->oreq[i]));
+  size_t b = 0;
+  step *first = NULL;
+  for (int i = 0; i < r->nsteps; i++) {
+    step *st = &r->steps[i];
+    if (st->edge < 0) {
+      first = NULL;
       continue;
     }
-    char *b = r->obuf + r->ooff[i];
-    for (int j = 0; j < pe->nrecv; j++) {
-      const hs_section *s = &pe->recv[j];
-      hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), b + s->msg_offset);
+    r->last[st->edge] = i;
+    if (first && first->edge == st->edge && st->sec == (st - 1)->sec + 1 &&
+        b + st->dst->bytes <= GROUP) {
+      b += st->dst->bytes;
+      first->group++;
+      continue;
     }
-    HS_MPI(MPI_Isend(b, (int)pe->recv_bytes, MPI_BYTE, pe->rank, HS_TAG_REVERSE, p->comm,
-                     &r->oreq[i]));
+    first = st;
+    st->group = 1;
+    b = st->dst->bytes;
+  }
+}
+
+/* Number the incoming pieces in the order the steps use them, which is the order they are
+ * received in: pieces never span two offsets, so each is combined completely before the next
+ * one starts and a ring of `window` slots holds the ones in flight. */
+static int receive_order(hs_plan p, struct hs_reverse *r) {
+  int *to = malloc((size_t)(r->nin + 1) * sizeof(int));
+  piece *sorted = malloc((size_t)(r->nin + 1) * sizeof(piece));
+  if (!to || !sorted) {
+    free(to);
+    free(sorted);
+    return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  }
+  int n = 0;
+  for (int q = 0; q < r->nin; q++) to[q] = -1;
+  for (int i = 0; i < r->nsteps; i++)
+    if (r->steps[i].piece >= 0 && to[r->steps[i].piece] < 0) to[r->steps[i].piece] = n++;
+  for (int q = 0; q < r->nin; q++)
+    if (to[q] < 0) to[q] = n++;
+  r->slot = 1;
+  for (int q = 0; q < r->nin; q++) {
+    sorted[to[q]] = r->in[q];
+    if (r->in[q].bytes > r->slot) r->slot = r->in[q].bytes;
+  }
+  memcpy(r->in, sorted, (size_t)r->nin * sizeof(piece));
+  r->window = r->nin < WINDOW ? r->nin : WINDOW;
+  for (int i = 0; i < r->nsteps; i++) {
+    step *st = &r->steps[i];
+    if (st->piece < 0) continue;
+    st->piece = to[st->piece];
+    st->at += (size_t)(st->piece % r->window) * r->slot;
+  }
+  free(to);
+  free(sorted);
+  return HS_OK;
+}
+
+/* Outgoing pieces: the first of every peer, then the second, ...: each receiver gets its
+ * first pieces early. */
+static int by_turn(const void *a, const void *b) {
+  const piece *x = a, *y = b;
+  if (x->turn != y->turn) return x->turn < y->turn ? -1 : 1;
+  return x->peer < y->peer ? -1 : x->peer > y->peer;
+}
+
+static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
+  struct hs_reverse *r = hs__calloc(p, sizeof *r);
+  *out = r;
+  if (!r) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  r->pull = pull;
+  int ne = pull ? pull->nedges : 0;
+  int *edge_of = malloc((size_t)(p->npeers + 1) * sizeof(int));
+  if (!edge_of) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  for (int k = 0; k < p->npeers; k++) edge_of[k] = -1;
+  for (int e = 0; e < ne; e++) edge_of[pull->edges[e].peer] = e;
+  cut(p, edge_of, NULL, NULL, &r->nin, &r->nout);
+  size_t ib = 0, ob = 0, most = 0;
+  for (int k = 0; k < p->npeers; k++) {
+    const hs_peer *pe = &p->peers[k];
+    if (edge_of[k] < 0) ib += pe->send_bytes, ob += pe->recv_bytes;
+    for (int i = 0; i < pe->nsend; i++)
+      if (pe->send[i].bytes > most) most = pe->send[i].bytes;
+  }
+  for (int i = 0; i < p->nself; i++)
+    if (p->self[i].src.bytes > most) most = p->self[i].src.bytes;
+  int nsteps = p->nself;
+  for (int k = 0; k < p->npeers; k++) nsteps += p->peers[k].nsend;
+  r->in = hs__malloc(p, (size_t)(r->nin + 1) * sizeof(piece));
+  r->out = hs__malloc(p, (size_t)(r->nout + 1) * sizeof(piece));
+  r->ireq = hs__malloc(p, (size_t)(r->nin + 1) * sizeof(MPI_Request));
+  r->oreq = hs__malloc(p, (size_t)(r->nout + 1) * sizeof(MPI_Request));
+  r->obuf = hs__malloc(p, ob + 1);
+  r->bounce = hs__malloc(p, 2 * most + 1);
+  r->scratch = ne ? hs__malloc(p, (GROUP > most ? GROUP : most) + 1) : NULL;
+  r->steps = hs__malloc(p, (size_t)(nsteps + 1) * sizeof(step));
+  r->last = hs__malloc(p, (size_t)(ne + 1) * sizeof(int));
+  r->open = hs__calloc(p, (size_t)(ne + 1) * sizeof(uint64_t));
+  if (!r->in || !r->out || !r->ireq || !r->oreq || !r->obuf || !r->bounce ||
+      (ne && !r->scratch) || !r->steps || !r->last || !r->open) {
+    free(edge_of);
+    return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory for %zu bytes of buffers",
+                     ib + ob + 2 * most);
+  }
+  for (int i = 0; i < r->nin; i++) r->ireq[i] = MPI_REQUEST_NULL;
+  for (int i = 0; i < r->nout; i++) r->oreq[i] = MPI_REQUEST_NULL;
+  for (int e = 0; e < ne; e++) r->last[e] = -1;
+  cut(p, edge_of, r->in, r->out, &r->nin, &r->nout);
+  qsort(r->out, (size_t)r->nout, sizeof(piece), by_turn);
+  for (int i = 0; i < r->nout; i++)
+    if (r->out[i].bytes > r->oslot) r->oslot = r->out[i].bytes;
+  order_steps(p, r, edge_of);
+  free(edge_of);
+  int rc = receive_order(p, r);
+  if (rc != HS_OK) return rc;
+  r->ibuf = hs__malloc(p, (size_t)r->window * r->slot + 1);
+  r->oring = hs__malloc(p, WINDOW * r->oslot + 1);
+  if (!r->ibuf || !r->oring) return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory");
+  /* Touched once here, not in the first exchange. */
+  memset(r->ibuf, 0, (size_t)r->window * r->slot);
+  memset(r->oring, 0, WINDOW * r->oslot);
+  memset(r->obuf, 0, ob);
+  return HS_OK;
+}
+
+int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r) {
+  if (*r) return HS_OK;
+  int rc = create(p, pull, r);
+  if (rc != HS_OK) {
+    hs__reverse_destroy(p, *r);
+    *r = NULL;
+  }
+  return rc;
+}
+
+/* Post the receives of the incoming pieces below `upto` (each into its ring slot). */
+static int post_upto(hs_plan p, struct hs_reverse *r, int upto) {
+  for (; r->posted < r->nin && r->posted < upto; r->posted++) {
+    const piece *q = &r->in[r->posted];
+    HS_MPI(MPI_Irecv(r->ibuf + (size_t)(r->posted % r->window) * r->slot, (int)q->bytes,
+                     MPI_BYTE, p->peers[q->peer].rank, HS_TAG_REVERSE, p->comm,
+                     &r->ireq[r->posted]));
   }
   return HS_OK;
 }
 
-int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
-  struct hs_reverse *r = p->reverse;
-  /* Steps in canonical order; a message is waited for only when its first step comes, so
-   * the self contributions and earlier messages are combined while later ones still move. */
+/* Pack and send the next outgoing piece into a free send slot, or (force) into its place in
+ * obuf; *sent = 0 if it has to wait for a slot. */
+static int send_next(hs_plan p, struct hs_reverse *r, void *const *arrays, int force, int *sent) {
+  const piece *q = &r->out[r->sent];
+  const hs_peer *pe = &p->peers[q->peer];
+  int u = r->sent % WINDOW, done = 1;
+  *sent = 0;
+  if (r->user[u] >= 0) HS_MPI(MPI_Test(&r->oreq[r->user[u]], &done, MPI_STATUS_IGNORE));
+  if (!done && !force) return HS_OK;
+  char *b = done ? r->oring + (size_t)u * r->oslot
+                  : r->obuf + q->base + pe->recv[q->j0].msg_offset;
+  if (done) r->user[u] = r->sent;
+  for (int j = q->j0; j < q->j1; j++) {
+    const hs_section *s = &pe->recv[j];
+    hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field),
+                     b + (s->msg_offset - pe->recv[q->j0].msg_offset));
+  }
+  HS_MPI(MPI_Isend(b, (int)q->bytes, MPI_BYTE, pe->rank, HS_TAG_REVERSE, p->comm,
+                   &r->oreq[r->sent]));
+  r->sent++;
+  *sent = 1;
+  return HS_OK;
+}
+
+/* Send what the slots allow; with force at least one more piece if any is left. */
+static int send_more(hs_plan p, struct hs_reverse *r, void *const *arrays, int force) {
+  for (int sent = 1; sent && r->sent < r->nout;) {
+    int rc = send_next(p, r, arrays, force, &sent);
+    if (rc != HS_OK) return rc;
+    force = 0;
+  }
+  return HS_OK;
+}
+
+int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays) {
+  r->posted = 0;
+  r->sent = 0;
+  for (int u = 0; u < WINDOW; u++) r->user[u] = -1;
+  int rc = post_upto(p, r, r->window);
+  return rc == HS_OK ? send_more(p, r, arrays, 0) : rc;
+}
+
+/* Wait for incoming piece q, sending my own pieces meanwhile (the peer may be waiting for
+ * them before it can free what I wait for). */
+static int wait_piece(hs_plan p, struct hs_reverse *r, void *const *arrays, int q) {
+  int done = 0;
+  while (r->ireq[q] != MPI_REQUEST_NULL) {
+    HS_MPI(MPI_Test(&r->ireq[q], &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    if (r->sent == r->nout) {
+      HS_MPI(MPI_Wait(&r->ireq[q], MPI_STATUS_IGNORE));
+      break;
+    }
+    int rc = send_more(p, r, arrays, 1);
+    if (rc != HS_OK) return rc;
+  }
+  return HS_OK;
+}
+
+/* Wait until edge e has published operation seq. */
+static int open_edge(struct hs_reverse *r, int e, uint64_t seq) {
+  const hs_pull_edge *pe = &r->pull->edges[e];
+  unsigned spins = 0;
+  while (atomic_load_explicit(pe->posted, memory_order_acquire) < seq) hs__relax(&spins);
+  HS_MPI(MPI_Win_sync(r->pull->win));
+  r->open[e] = seq;
+  return HS_OK;
+}
+
+/* Pulled step i: read its group if it starts one, then combine it. */
+static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *field,
+                     uint64_t seq, hs_pull_src *src, size_t *from, int *ok) {
+  const step *st = &r->steps[i];
+  int rc = HS_OK;
+  if (st->group) {
+    if (r->open[st->edge] != seq) rc = open_edge(r, st->edge, seq);
+    if (rc == HS_OK)
+      rc = r->pull->source(p, r->pull->ctx, st->edge, st->sec, st->sec + st->group, r->scratch,
+                           src);
+    *ok = rc == HS_OK;
+    *from = st->dst->msg_offset; /* src->buf holds the group from here */
+  }
+  if (*ok && src->buf)
+    combine_in(p, st->dst, field, src->buf + (st->dst->msg_offset - *from), k, r->bounce);
+  else if (*ok)
+    combine_boxes(&src->sec[st->sec], src->fields[src->sec[st->sec].box.field], st->dst, field, k);
+  return rc;
+}
+
+int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
+                       uint64_t seq) {
+  int err = HS_OK, ok = 0;
+  hs_pull_src src = {NULL, NULL, NULL};
+  size_t from = 0;
   for (int i = 0; i < r->nsteps; i++) {
     const step *st = &r->steps[i];
     char *field = hs__field_ptr(p, arrays, st->dst->box.field);
-    if (!st->src && r->ireq[st->in] != MPI_REQUEST_NULL)
-      HS_MPI(MPI_Wait(&r->ireq[st->in], MPI_STATUS_IGNORE));
-    if (st->src)
-      combine_self(p, st->dst, st->src, field, op, r->bounce);
-    else
-      combine_in(p, st->dst, field, r->ibuf + r->ioff[st->in] + st->dst->msg_offset, op,
-                 r->bounce);
+    kernel k = kernel_of(p->fields[st->dst->box.field].type, op);
+    if (st->self) {
+      combine_self(p, st->dst, st->self, field, k, r->bounce);
+    } else if (st->piece >= 0) {
+      /* pieces before this one are combined: their slots take the next receives */
+      if (r->posted < st->piece + r->window) {
+        int rc = post_upto(p, r, st->piece + r->window);
+        if (rc != HS_OK && err == HS_OK) err = rc;
+      }
+      int rc = wait_piece(p, r, arrays, st->piece);
+      if (rc != HS_OK && err == HS_OK) err = rc;
+      if (err == HS_OK) combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
+    } else {
+      int rc = pull_step(p, r, i, k, field, seq, &src, &from, &ok);
+      if (rc != HS_OK && err == HS_OK) err = rc;
+      if (i == r->last[st->edge]) { /* done with its halos, even after a failure */
+        const hs_pull_edge *pe = &r->pull->edges[st->edge];
+        MPI_Win_sync(r->pull->win);
+        atomic_store_explicit(pe->consumed, seq, memory_order_release);
+      }
+    }
+    if (r->sent < r->nout && err == HS_OK) err = send_more(p, r, arrays, 0);
   }
-  if (r->nin) HS_MPI(MPI_Waitall(r->nin, r->ireq, MPI_STATUSES_IGNORE)); /* messages no step used */
+  while (r->sent < r->nout && err == HS_OK) err = send_more(p, r, arrays, 1);
+  while (r->posted < r->nin) { /* pieces no step used (none: every section is a step) */
+    int rc = post_upto(p, r, r->posted + 1);
+    if (rc != HS_OK) return rc;
+    HS_MPI(MPI_Wait(&r->ireq[r->posted - 1], MPI_STATUS_IGNORE));
+  }
   if (r->nout) HS_MPI(MPI_Waitall(r->nout, r->oreq, MPI_STATUSES_IGNORE));
-  return HS_OK;
+  if (!r->pull) return err;
+  /* The caller may overwrite its halos once we return: wait until every neighbour that
+   * reads them has finished. */
+  for (int e = 0; e < r->pull->nedges; e++) {
+    const hs_pull_edge *pe = &r->pull->edges[e];
+    if (!p->peers[pe->peer].nrecv) continue;
+    unsigned spins = 0;
+    while (atomic_load_explicit(pe->its_consumed, memory_order_acquire) < seq) hs__relax(&spins);
+  }
+  HS_MPI(MPI_Win_sync(r->pull->win));
+  return err;
+}
+
+void hs__reverse_destroy(hs_plan p, struct hs_reverse *r) {
+  if (!r) return;
+  void *blocks[] = {r->in, r->out, r->ireq, r->oreq, r->ibuf, r->obuf, r->oring, r->bounce,
+                    r->scratch, r->steps, r->last, r->open, r};
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
+}
+
+/* ---------------------------------------------------------------- the core's own */
+int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  (void)op;
+  int rc = hs__reverse_create(p, NULL, &p->reverse);
+  return rc == HS_OK ? hs__reverse_begin(p, p->reverse, arrays) : rc;
+}
+
+int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  return hs__reverse_finish(p, p->reverse, op, arrays, 0);
 }
 
 void hs__reverse_free(hs_plan p) {
-  struct hs_reverse *r = p->reverse;
-  if (!r) return;
-  void *blocks[] = {r->ipeer, r->opeer, r->ioff, r->ooff, r->ibuf, r->obuf,
-                    r->ireq, r->oreq, r->bounce, r->steps, r};
-  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
+  hs__reverse_destroy(p, p->reverse);
   p->reverse = NULL;
 }

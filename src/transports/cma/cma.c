@@ -13,6 +13,10 @@
  * protocol (docs/cma.md gives it and why it is race free). The addresses to read come from
  * the same segment: the registered arrays' at setup, the per-swap arrays' with each swap.
  *
+ * The reverse exchange swaps the roles: each owner reads its on-node neighbours' halo boxes
+ * with process_vm_readv into a scratch buffer, a piece at a time, and the core combines them
+ * in its canonical order (hs_pull, src/core/reverse.c), guarded by the same counters.
+ *
  * Off-node peers (and every peer of a plan with pack/unpack hooks, which only the owning
  * process can run) go through the core's two-sided engine. query() tests at plan creation
  * that the kernel lets this rank read a node neighbour's memory and says why not otherwise.
@@ -78,6 +82,13 @@ typedef struct {
   struct iovec *riov, *liov;
   int riov_reg, liov_reg; /* riov / liov hold the registered arrays' addresses */
   int pending;
+  /* the reverse: its halo boxes for me, runs cut at every section (first[j]: section j's) */
+  int nhalo;
+  cma_run *halo;
+  int *first;
+  struct iovec *hiov;
+  int hiov_reg;           /* hiov holds its registered arrays' addresses */
+  uint64_t hseq;          /* hiov holds the addresses of this operation */
 } cma_edge;
 
 typedef struct {
@@ -96,6 +107,10 @@ typedef struct {
   int *inter;
   hs_twosided *remote;
   uint64_t syscalls;   /* process_vm_readv calls, for describe */
+  char **base;         /* nfields: a neighbour's field addresses */
+  hs_pull_edge *pedge; /* the reverse: per on-node edge (same index), its counters */
+  hs_pull pull;
+  struct hs_reverse *rev; /* built on first use */
 } cma_t;
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -211,14 +226,15 @@ static int cma_query(MPI_Comm comm, char *why, size_t n) {
 }
 
 /* ------------------------------------------------------------------ setup */
-/* Append the contiguous runs of section s (merging adjacent ones) to *runs. */
-static int add_runs(hs_plan p, const hs_section *s, cma_run **runs, int *n, int *cap) {
+/* Append the contiguous runs of section s to *runs, merging adjacent ones from index floor
+ * on (floor = *n: the section's runs start a new one). */
+static int add_runs(hs_plan p, const hs_section *s, cma_run **runs, int *n, int *cap, int floor) {
   for (int i3 = 0; i3 < s->n3; i3++)
     for (int i2 = 0; i2 < s->n2; i2++)
       for (int i1 = 0; i1 < s->n1; i1++) {
         ptrdiff_t off = s->base + i1 * s->s1 + i2 * s->s2 + i3 * s->s3;
         if (!s->run) continue;
-        cma_run *last = *n ? &(*runs)[*n - 1] : NULL;
+        cma_run *last = *n > floor ? &(*runs)[*n - 1] : NULL;
         if (last && last->field == s->box.field && last->off + (ptrdiff_t)last->len == off) {
           last->len += s->run;
           continue;
@@ -321,12 +337,15 @@ static int setup_window(hs_plan p, cma_t *t) {
  * both sides into run lists. */
 static int exchange_edges(hs_plan p, cma_t *t) {
   int n = t->nintra;
-  MPI_Request *rq = malloc((size_t)(2 * n + 1) * sizeof *rq);
+  MPI_Request *rq = malloc((size_t)(4 * n + 1) * sizeof *rq);
   hs_section **ssec = calloc((size_t)n + 1, sizeof *ssec);
-  int rc = (rq && ssec) ? HS_OK : hs__error(HS_ERR_NOMEM, "cma: out of memory");
+  hs_section **hsec = calloc((size_t)n + 1, sizeof *hsec);
+  int rc = (rq && ssec && hsec) ? HS_OK : hs__error(HS_ERR_NOMEM, "cma: out of memory");
   for (int i = 0; rc == HS_OK && i < n; i++) {
-    ssec[i] = malloc((size_t)(p->peers[t->intra[i].peer].nrecv + 1) * sizeof(hs_section));
-    if (!ssec[i]) rc = hs__error(HS_ERR_NOMEM, "cma: out of memory");
+    const hs_peer *pe = &p->peers[t->intra[i].peer];
+    ssec[i] = malloc((size_t)(pe->nrecv + 1) * sizeof(hs_section));
+    hsec[i] = malloc((size_t)(pe->nsend + 1) * sizeof(hs_section));
+    if (!ssec[i] || !hsec[i]) rc = hs__error(HS_ERR_NOMEM, "cma: out of memory");
   }
   rc = hs__agree(p->comm, rc);
   int nq = 0;
@@ -335,6 +354,11 @@ static int exchange_edges(hs_plan p, cma_t *t) {
     MPI_Irecv(ssec[i], (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP,
               p->comm, &rq[nq++]);
     MPI_Isend(pe->send, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP,
+              p->comm, &rq[nq++]);
+    /* Second on the same tag (matched in order): its halo boxes, which the reverse reads. */
+    MPI_Irecv(hsec[i], (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP,
+              p->comm, &rq[nq++]);
+    MPI_Isend(pe->recv, (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP,
               p->comm, &rq[nq++]);
   }
   if (rc == HS_OK && MPI_Waitall(nq, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
@@ -349,8 +373,8 @@ static int exchange_edges(hs_plan p, cma_t *t) {
         rc = hs__error(HS_ERR_INTERNAL,
                        "cma: section %d from rank %d has %zu bytes, this rank expects %zu", j,
                        pe->rank, ssec[i][j].bytes, pe->recv[j].bytes);
-      if (rc == HS_OK) rc = add_runs(p, &ssec[i][j], &e->remote, &e->nremote, &rcap);
-      if (rc == HS_OK) rc = add_runs(p, &pe->recv[j], &e->local, &e->nlocal, &lcap);
+      if (rc == HS_OK) rc = add_runs(p, &ssec[i][j], &e->remote, &e->nremote, &rcap, 0);
+      if (rc == HS_OK) rc = add_runs(p, &pe->recv[j], &e->local, &e->nlocal, &lcap, 0);
       rb += ssec[i][j].bytes;
       lb += pe->recv[j].bytes;
     }
@@ -362,12 +386,32 @@ static int exchange_edges(hs_plan p, cma_t *t) {
       e->liov = hs__malloc(p, (size_t)e->nlocal * sizeof(struct iovec));
       if (!e->riov || !e->liov) rc = hs__error(HS_ERR_NOMEM, "cma: out of memory");
     }
+    int hcap = 0;
+    e->first = hs__malloc(p, (size_t)(pe->nsend + 1) * sizeof(int));
+    if (rc == HS_OK && !e->first) rc = hs__error(HS_ERR_NOMEM, "cma: out of memory");
+    for (int j = 0; rc == HS_OK && j < pe->nsend; j++) {
+      if (hsec[i][j].bytes != pe->send[j].bytes)
+        rc = hs__error(HS_ERR_INTERNAL, "cma: rank %d's halo box %d has %zu bytes, not %zu",
+                       pe->rank, j, hsec[i][j].bytes, pe->send[j].bytes);
+      e->first[j] = e->nhalo;
+      if (rc == HS_OK) rc = add_runs(p, &hsec[i][j], &e->halo, &e->nhalo, &hcap, e->nhalo);
+    }
+    if (rc == HS_OK) {
+      e->first[pe->nsend] = e->nhalo;
+      e->hiov = hs__malloc(p, (size_t)(e->nhalo + 1) * sizeof(struct iovec));
+      if (!e->hiov) rc = hs__error(HS_ERR_NOMEM, "cma: out of memory");
+    }
   }
   for (int i = 0; ssec && i < n; i++) free(ssec[i]);
+  for (int i = 0; hsec && i < n; i++) free(hsec[i]);
   free(ssec);
+  free(hsec);
   free(rq);
   return rc;
 }
+
+static int cma_source(hs_plan p, void *ctx, int i, int j0, int j1, char *scratch,
+                      hs_pull_src *out);
 
 static int cma_setup(hs_plan p) {
   const cma_config *c = p->config;
@@ -396,6 +440,15 @@ static int cma_setup(hs_plan p) {
   HS_MPI(MPI_Barrier(t->node));
   HS_MPI(MPI_Win_sync(t->win));
   for (int i = 0; i < t->nintra; i++) t->intra[i].pid = (pid_t)t->intra[i].ctl->pid;
+  t->base = hs__malloc(p, (size_t)(p->nfields + 1) * sizeof(char *));
+  t->pedge = hs__malloc(p, (size_t)(t->nintra + 1) * sizeof(hs_pull_edge));
+  if (!t->base || !t->pedge) return hs__error(HS_ERR_NOMEM, "cma: out of memory");
+  for (int i = 0; i < t->nintra; i++) {
+    cma_edge *e = &t->intra[i];
+    t->pedge[i] = (hs_pull_edge){e->peer, &e->ctl->posted, consumed_of(t->ctl, e->nrank),
+                                 consumed_of(e->ctl, t->nrank)};
+  }
+  t->pull = (hs_pull){t->win, t->nintra, t->pedge, t, cma_source};
   return HS_OK;
 }
 
@@ -431,16 +484,18 @@ static int take(const struct iovec *v, int *i, size_t *off, size_t c, struct iov
   return k;
 }
 
-/* Copy the remote runs into the local runs: one process_vm_readv per `iov` iovecs. */
-static int pull(hs_plan p, cma_t *t, cma_edge *e) {
+/* Copy the remote runs rv (e's memory) into the local runs lv, the same bytes: one
+ * process_vm_readv per `iov` iovecs. */
+static int pull(hs_plan p, cma_t *t, cma_edge *e, const struct iovec *lv, int nlv,
+                const struct iovec *rv, int nrv) {
   int li = 0, ri = 0;
   size_t lo = 0, ro = 0;
-  while (ri < e->nremote) {
-    size_t c = reach(e->riov, e->nremote, ri, ro, t->iov);
-    size_t cl = reach(e->liov, e->nlocal, li, lo, t->iov);
+  while (ri < nrv) {
+    size_t c = reach(rv, nrv, ri, ro, t->iov);
+    size_t cl = reach(lv, nlv, li, lo, t->iov);
     if (cl < c) c = cl;
-    int nr = take(e->riov, &ri, &ro, c, t->rchunk);
-    int nl = take(e->liov, &li, &lo, c, t->lchunk);
+    int nr = take(rv, &ri, &ro, c, t->rchunk);
+    int nl = take(lv, &li, &lo, c, t->lchunk);
     ssize_t got = process_vm_readv(e->pid, t->lchunk, (unsigned long)nl, t->rchunk,
                                    (unsigned long)nr, 0);
     t->syscalls++;
@@ -454,34 +509,48 @@ static int pull(hs_plan p, cma_t *t, cma_edge *e) {
   return HS_OK;
 }
 
-static int read_edge(hs_plan p, cma_t *t, cma_edge *e, void *const *arrays) {
-  char *local[64], **base = p->nfields <= 64 ? local : malloc((size_t)p->nfields * sizeof(char *));
-  if (!base) return hs__error(HS_ERR_NOMEM, "cma: out of memory");
+/* Point v at runs r of e's fields for the posted operation, unless it holds them already
+ * (*reg: v holds the registered arrays'). */
+static void remote_iov(hs_plan p, cma_t *t, cma_edge *e, struct iovec *v, const cma_run *r,
+                       int n, int *reg) {
   int reg_remote = e->ctl->mode == MODE_REG;
-  if (!reg_remote || !e->riov_reg) {
-    const uint64_t *a = reg_remote ? reg_of(t, e->ctl) : cur_of(t, e->ctl, p->nfields);
-    for (int f = 0; f < p->nfields; f++) base[f] = (char *)(uintptr_t)a[f];
-    fill_iov(e->riov, e->remote, e->nremote, base);
-    e->riov_reg = reg_remote;
-  }
-  int reg_local = hs__arrays_registered(p, arrays);
-  if (!reg_local || !e->liov_reg) {
-    for (int f = 0; f < p->nfields; f++) base[f] = hs__field_ptr(p, arrays, f);
-    fill_iov(e->liov, e->local, e->nlocal, base);
-    e->liov_reg = reg_local;
-  }
-  if (base != local) free(base);
-  return pull(p, t, e);
+  if (reg_remote && *reg) return;
+  const uint64_t *a = reg_remote ? reg_of(t, e->ctl) : cur_of(t, e->ctl, p->nfields);
+  for (int f = 0; f < p->nfields; f++) t->base[f] = (char *)(uintptr_t)a[f];
+  fill_iov(v, r, n, t->base);
+  *reg = reg_remote;
 }
 
-static int cma_start(hs_plan p, void *const *arrays) {
-  cma_t *t = p->impl;
-  uint64_t seq = ++t->seq;
-  int rc = hs__twosided_start(p, t->remote, arrays);
-  if (rc != HS_OK) return rc;
-  if (!t->nintra) return HS_OK;
-  /* My readers finished the previous swap (complete waited for that): the control block is
-   * mine to rewrite. */
+static int read_edge(hs_plan p, cma_t *t, cma_edge *e, void *const *arrays) {
+  remote_iov(p, t, e, e->riov, e->remote, e->nremote, &e->riov_reg);
+  int reg_local = hs__arrays_registered(p, arrays);
+  if (!reg_local || !e->liov_reg) {
+    for (int f = 0; f < p->nfields; f++) t->base[f] = hs__field_ptr(p, arrays, f);
+    fill_iov(e->liov, e->local, e->nlocal, t->base);
+    e->liov_reg = reg_local;
+  }
+  return pull(p, t, e, e->liov, e->nlocal, e->riov, e->nremote);
+}
+
+/* The reverse's source for my sections [j0, j1) of edge i: its halo boxes, read into
+ * scratch. */
+static int cma_source(hs_plan p, void *ctx, int i, int j0, int j1, char *scratch,
+                      hs_pull_src *out) {
+  cma_t *t = ctx;
+  cma_edge *e = &t->intra[i];
+  const hs_section *s = p->peers[e->peer].send;
+  if (e->hseq != t->seq) {
+    remote_iov(p, t, e, e->hiov, e->halo, e->nhalo, &e->hiov_reg);
+    e->hseq = t->seq;
+  }
+  struct iovec l = {scratch, s[j1 - 1].msg_offset + s[j1 - 1].bytes - s[j0].msg_offset};
+  *out = (hs_pull_src){scratch, NULL, NULL};
+  return pull(p, t, e, &l, 1, e->hiov + e->first[j0], e->first[j1] - e->first[j0]);
+}
+
+/* Publish operation t->seq to my on-node readers: where my arrays are. My readers finished
+ * the previous operation (complete waited for that): the control block is mine to rewrite. */
+static int post(hs_plan p, cma_t *t, void *const *arrays) {
   if (hs__arrays_registered(p, arrays)) {
     t->ctl->mode = MODE_REG;
   } else {
@@ -490,8 +559,16 @@ static int cma_start(hs_plan p, void *const *arrays) {
     t->ctl->mode = MODE_SWAP;
   }
   HS_MPI(MPI_Win_sync(t->win));
-  atomic_store_explicit(&t->ctl->posted, seq, memory_order_release);
+  atomic_store_explicit(&t->ctl->posted, t->seq, memory_order_release);
   return HS_OK;
+}
+
+static int cma_start(hs_plan p, void *const *arrays) {
+  cma_t *t = p->impl;
+  ++t->seq;
+  int rc = hs__twosided_start(p, t->remote, arrays);
+  if (rc != HS_OK) return rc;
+  return t->nintra ? post(p, t, arrays) : HS_OK;
 }
 
 static int cma_complete(hs_plan p, void *const *arrays) {
@@ -545,13 +622,30 @@ static int cma_complete(hs_plan p, void *const *arrays) {
   return err;
 }
 
+static int cma_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  cma_t *t = p->impl;
+  int rc = hs__reverse_create(p, &t->pull, &t->rev);
+  if (rc != HS_OK) return rc;
+  ++t->seq;
+  rc = t->nintra ? post(p, t, arrays) : HS_OK;
+  return rc == HS_OK ? hs__reverse_begin(p, t->rev, arrays) : rc;
+}
+
+static int cma_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  cma_t *t = p->impl;
+  return hs__reverse_finish(p, t->rev, op, arrays, t->seq);
+}
+
 static void cma_destroy(hs_plan p) {
   cma_t *t = p->impl;
   if (!t) return;
   hs__twosided_free(p, t->remote);
+  hs__reverse_destroy(p, t->rev);
+  hs__free(p, t->pedge);
+  hs__free(p, t->base);
   for (int i = 0; t->intra && i < t->nintra; i++) {
     cma_edge *e = &t->intra[i];
-    void *b[] = {e->remote, e->local, e->riov, e->liov};
+    void *b[] = {e->remote, e->local, e->riov, e->liov, e->halo, e->first, e->hiov};
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) hs__free(p, b[k]);
   }
   hs__free(p, t->intra);
@@ -594,4 +688,6 @@ const hs_transport_ops hs__transport_cma = {
     .complete = cma_complete,
     .destroy = cma_destroy,
     .describe = cma_describe,
+    .reverse_start = cma_reverse_start,
+    .reverse_complete = cma_reverse_complete,
 };

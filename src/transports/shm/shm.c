@@ -11,6 +11,11 @@
  * why it is race free). Option sync=barrier replaces the counters by two node-wide barriers
  * per swap, for comparison.
  *
+ * The reverse exchange swaps the roles: each owner reads its on-node neighbours' halo boxes
+ * (from their hs_alloc'd fields, or from the outboxes they packed them into) and the core
+ * combines them in its canonical order (hs_pull, src/core/reverse.c), guarded by the same
+ * counters.
+ *
  * Off-node peers go through the core's two-sided engine (the same code as "p2p").
  * Options: see shm_options below (node_size, sync, noncontig, direct). */
 #include "hs_internal.h"
@@ -49,7 +54,10 @@ typedef struct {
   size_t my_obox;          /* offset in my segment of my outbox for this peer */
   size_t its_obox;         /* offset in its segment of its outbox for me */
   hs_section *ssec;        /* its send sections for me (nrecv of them) */
+  hs_section *rsec;        /* its receive sections from me (nsend): the reverse's sources */
   char **sfield;           /* its registered field pointers in my address space, or NULL */
+  char **cfield;           /* its per-swap field pointers, resolved for operation cseq */
+  uint64_t cseq;
   int pending;             /* complete: its data not read yet */
 } shm_edge;
 
@@ -85,6 +93,9 @@ typedef struct {
   int ninter;
   int *inter;              /* peer indices of the off-node peers */
   hs_twosided *remote;     /* the two-sided engine over them */
+  hs_pull_edge *pedge;     /* the reverse: per on-node edge (same index), its counters */
+  hs_pull pull;
+  struct hs_reverse *rev;  /* built on first use */
 } shm_t;
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -194,8 +205,9 @@ static int setup_window(hs_plan p, shm_t *t) {
   size_t off = cb;
   for (int i = 0; i < t->nintra; i++) {
     shm_edge *e = &t->intra[i];
-    e->my_obox = off;
-    off = align_up(off + p->peers[e->peer].send_bytes, LINE);
+    const hs_peer *pe = &p->peers[e->peer];
+    e->my_obox = off; /* forward: my strips for it; reverse: my halo boxes from it */
+    off = align_up(off + (pe->send_bytes > pe->recv_bytes ? pe->send_bytes : pe->recv_bytes), LINE);
   }
   t->seg_bytes = off;
   MPI_Info info;
@@ -233,7 +245,7 @@ static int setup_window(hs_plan p, shm_t *t) {
 /* Tell each on-node peer where my outbox for it is and what my send sections look like. */
 static int exchange_edges(hs_plan p, shm_t *t) {
   int n = t->nintra;
-  MPI_Request *rq = malloc((size_t)(4 * n + 1) * sizeof *rq);
+  MPI_Request *rq = malloc((size_t)(6 * n + 1) * sizeof *rq);
   uint64_t *myoff = malloc((size_t)(n + 1) * sizeof *myoff);
   uint64_t *itsoff = malloc((size_t)(n + 1) * sizeof *itsoff);
   int rc = (rq && myoff && itsoff) ? HS_OK : hs__error(HS_ERR_NOMEM, "shm: out of memory");
@@ -241,7 +253,9 @@ static int exchange_edges(hs_plan p, shm_t *t) {
     shm_edge *e = &t->intra[i];
     const hs_peer *pe = &p->peers[e->peer];
     e->ssec = hs__malloc(p, (size_t)(pe->nrecv + 1) * sizeof(hs_section));
-    if (!e->ssec) rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
+    e->rsec = hs__malloc(p, (size_t)(pe->nsend + 1) * sizeof(hs_section));
+    e->cfield = hs__malloc(p, (size_t)(p->nfields + 1) * sizeof(char *));
+    if (!e->ssec || !e->rsec || !e->cfield) rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
   }
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) {
@@ -261,6 +275,11 @@ static int exchange_edges(hs_plan p, shm_t *t) {
     MPI_Isend(&myoff[i], 1, MPI_UINT64_T, pe->rank, HS_TAG_SETUP, p->comm, &rq[nq++]);
     MPI_Isend(pe->send, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP2,
               p->comm, &rq[nq++]);
+    /* Second on the same tag (matched in order): the halo boxes the reverse reads. */
+    MPI_Irecv(e->rsec, (int)(pe->nsend * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP2,
+              p->comm, &rq[nq++]);
+    MPI_Isend(pe->recv, (int)(pe->nrecv * sizeof(hs_section)), MPI_BYTE, pe->rank, HS_TAG_SETUP2,
+              p->comm, &rq[nq++]);
   }
   int mrc = MPI_Waitall(nq, rq, MPI_STATUSES_IGNORE);
   rc = mrc == MPI_SUCCESS ? HS_OK : hs__mpi_error(mrc, "MPI_Waitall (shm setup exchange)");
@@ -275,12 +294,19 @@ static int exchange_edges(hs_plan p, shm_t *t) {
                        pe->rank, e->ssec[j].bytes, pe->recv[j].bytes);
         break;
       }
+    for (int j = 0; rc == HS_OK && j < pe->nsend; j++)
+      if (e->rsec[j].bytes != pe->send[j].bytes)
+        rc = hs__error(HS_ERR_INTERNAL, "shm: rank %d's halo box %d has %zu bytes, not %zu",
+                       pe->rank, j, e->rsec[j].bytes, pe->send[j].bytes);
   }
   free(rq);
   free(myoff);
   free(itsoff);
   return rc;
 }
+
+static int shm_source(hs_plan p, void *ctx, int i, int j0, int j1, char *scratch,
+                      hs_pull_src *out);
 
 static int shm_setup(hs_plan p) {
   shm_t *t = hs__impl_new(p, sizeof *t);
@@ -309,54 +335,77 @@ static int shm_setup(hs_plan p) {
   HS_MPI(MPI_Win_sync(t->win));
   for (int i = 0; rc == HS_OK && i < t->nintra; i++) {
     shm_edge *e = &t->intra[i];
-    if (!e->ctl->reg_direct || !p->peers[e->peer].nrecv) continue;
+    const hs_peer *pe = &p->peers[e->peer];
+    if (!e->ctl->reg_direct || !(pe->nrecv || pe->nsend)) continue;
     e->sfield = hs__malloc(p, (size_t)p->nfields * sizeof(char *));
     if (!e->sfield)
       rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
     else
       rc = resolve_fields(p, p->peers[e->peer].rank, reg_of(t, e->ctl), e->sfield);
   }
+  t->pedge = hs__malloc(p, (size_t)(t->nintra + 1) * sizeof(hs_pull_edge));
+  if (rc == HS_OK && !t->pedge) rc = hs__error(HS_ERR_NOMEM, "shm: out of memory");
+  for (int i = 0; rc == HS_OK && i < t->nintra; i++) {
+    shm_edge *e = &t->intra[i];
+    t->pedge[i] = (hs_pull_edge){e->peer, &e->ctl->posted, consumed_of(t, t->ctl, e->nrank),
+                                 consumed_of(t, e->ctl, t->nrank)};
+  }
+  t->pull = (hs_pull){t->win, t->nintra, t->pedge, t, shm_source};
   return rc;
 }
 
 /* ------------------------------------------------------------------ swaps */
+/* A direct-mode neighbour's fields for the posted operation, in my address space; NULL (an
+ * error is set) if its per-swap arrays are not shared with me. */
+static char **fields_of(hs_plan p, shm_t *t, shm_edge *e) {
+  if (e->ctl->mode == MODE_DIRECT_REG) return e->sfield;
+  if (e->cseq != t->seq) {
+    const shm_loc *cur = cur_of(t, e->ctl, p->nfields);
+    if (resolve_fields(p, p->peers[e->peer].rank, cur, e->cfield) != HS_OK) return NULL;
+    e->cseq = t->seq;
+  }
+  return e->cfield;
+}
+
 static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int *err) {
   const hs_peer *pe = &p->peers[e->peer];
-  uint32_t mode = e->ctl->mode;
-  if (mode == MODE_PACKED) {
+  if (e->ctl->mode == MODE_PACKED) {
     hs__unpack_peer(p, pe, arrays, e->seg + e->its_obox);
     return;
   }
-  char *local[64];
-  char **sf = e->sfield;
-  char **tmp = NULL;
-  if (mode == MODE_DIRECT_SWAP) {
-    tmp = p->nfields <= 64 ? local : malloc((size_t)p->nfields * sizeof(char *));
-    if (!tmp || resolve_fields(p, pe->rank, cur_of(t, e->ctl, p->nfields), tmp) != HS_OK) {
-      if (tmp && tmp != local) free(tmp);
-      if (!tmp) hs__error(HS_ERR_NOMEM, "shm: out of memory");
-      *err = HS_ERR_STATE;
-      return;
-    }
-    sf = tmp;
+  char **sf = fields_of(p, t, e);
+  if (!sf) {
+    *err = HS_ERR_STATE;
+    return;
   }
   for (int j = 0; j < pe->nrecv; j++) {
     const hs_section *d = &pe->recv[j];
     const hs_section *s = &e->ssec[j];
     hs__copy_sections(s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
   }
-  if (tmp && tmp != local) free(tmp);
 }
 
-static int shm_start(hs_plan p, void *const *arrays) {
-  shm_t *t = p->impl;
-  uint64_t seq = ++t->seq;
-  int rc = hs__twosided_start(p, t->remote, arrays);
-  if (rc != HS_OK) return rc;
-  if (!t->nintra) return HS_OK;
-  /* Choose how my on-node readers get my data this swap. The readers finished with the
-   * previous swap's data (complete waited for that), so the outboxes and the control
-   * block are mine to overwrite. */
+/* The reverse's source for my sections [j0, j1) of edge i: its outbox, or its fields. */
+static int shm_source(hs_plan p, void *ctx, int i, int j0, int j1, char *scratch,
+                      hs_pull_src *out) {
+  shm_t *t = ctx;
+  shm_edge *e = &t->intra[i];
+  (void)j1;
+  (void)scratch;
+  *out = (hs_pull_src){NULL, NULL, e->rsec};
+  if (e->ctl->mode == MODE_PACKED) {
+    out->buf = e->seg + e->its_obox + p->peers[e->peer].send[j0].msg_offset;
+    return HS_OK;
+  }
+  out->fields = fields_of(p, t, e);
+  return out->fields ? HS_OK : HS_ERR_STATE;
+}
+
+/* Publish operation t->seq to my on-node readers: my interior strips (forward) or my halo
+ * boxes (reverse), as field locations or packed into the outboxes. The readers finished
+ * with the previous operation (its complete waited for that), so the outboxes and the
+ * control block are mine to overwrite. */
+static int post(hs_plan p, shm_t *t, void *const *arrays, int reverse) {
   uint32_t mode = MODE_PACKED;
   bool registered = hs__arrays_registered(p, arrays);
   if (registered && t->reg_direct)
@@ -364,14 +413,29 @@ static int shm_start(hs_plan p, void *const *arrays) {
   else if (!registered && t->direct_ok && locate_fields(p, arrays, cur_of(t, t->ctl, p->nfields)))
     mode = MODE_DIRECT_SWAP;
   t->ctl->mode = mode;
-  if (mode == MODE_PACKED)
-    for (int i = 0; i < t->nintra; i++) {
-      const hs_peer *pe = &p->peers[t->intra[i].peer];
-      if (pe->nsend) hs__pack_peer(p, pe, arrays, t->seg + t->intra[i].my_obox);
+  for (int i = 0; mode == MODE_PACKED && i < t->nintra; i++) {
+    const hs_peer *pe = &p->peers[t->intra[i].peer];
+    char *box = t->seg + t->intra[i].my_obox;
+    if (!reverse) {
+      if (pe->nsend) hs__pack_peer(p, pe, arrays, box);
+      continue;
     }
+    for (int j = 0; j < pe->nrecv; j++) {
+      const hs_section *s = &pe->recv[j];
+      hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), box + s->msg_offset);
+    }
+  }
   HS_MPI(MPI_Win_sync(t->win));
-  if (!t->barrier) atomic_store_explicit(&t->ctl->posted, seq, memory_order_release);
+  if (!t->barrier) atomic_store_explicit(&t->ctl->posted, t->seq, memory_order_release);
   return HS_OK;
+}
+
+static int shm_start(hs_plan p, void *const *arrays) {
+  shm_t *t = p->impl;
+  ++t->seq;
+  int rc = hs__twosided_start(p, t->remote, arrays);
+  if (rc != HS_OK) return rc;
+  return t->nintra ? post(p, t, arrays, 0) : HS_OK;
 }
 
 static int complete_barrier(hs_plan p, shm_t *t, void *const *arrays) {
@@ -441,14 +505,35 @@ static int shm_complete(hs_plan p, void *const *arrays) {
   return err;
 }
 
+/* The reverse: sync=barrier keeps the core's two-sided one. */
+static int shm_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  shm_t *t = p->impl;
+  if (t->barrier) return hs__reverse_start(p, op, arrays);
+  int rc = hs__reverse_create(p, &t->pull, &t->rev);
+  if (rc != HS_OK) return rc;
+  ++t->seq;
+  rc = post(p, t, arrays, 1);
+  return rc == HS_OK ? hs__reverse_begin(p, t->rev, arrays) : rc;
+}
+
+static int shm_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  shm_t *t = p->impl;
+  if (t->barrier) return hs__reverse_complete(p, op, arrays);
+  return hs__reverse_finish(p, t->rev, op, arrays, t->seq);
+}
+
 static void shm_destroy(hs_plan p) {
   shm_t *t = p->impl;
   if (!t) return;
   hs__twosided_free(p, t->remote);
+  hs__reverse_destroy(p, t->rev);
+  hs__free(p, t->pedge);
   if (t->intra)
     for (int i = 0; i < t->nintra; i++) {
       hs__free(p, t->intra[i].ssec);
+      hs__free(p, t->intra[i].rsec);
       hs__free(p, t->intra[i].sfield);
+      hs__free(p, t->intra[i].cfield);
     }
   hs__free(p, t->intra);
   hs__free(p, t->inter);
@@ -465,4 +550,5 @@ static void shm_destroy(hs_plan p) {
 HS_DEFINE_TRANSPORT(hs__transport_shm, shm, "shm", HS_TRANSPORT_SHM, 0,
                     "MPI-3 shared memory on the node (one copy from hs_alloc'd fields, else "
                     "pack/unpack through shared outboxes), two-sided MPI between nodes",
-                    shm_options, shm_config, HS_OPS_NO_EXTRA);
+                    shm_options, shm_config, .reverse_start = shm_reverse_start,
+                    .reverse_complete = shm_reverse_complete);

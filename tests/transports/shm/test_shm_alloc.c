@@ -6,6 +6,12 @@
  * complete, and after complete, so a rank that reads a neighbour's field too early (the
  * neighbour is still writing swap s) or lets its own field be overwritten too early (it
  * returns from complete while a neighbour still copies swap s) shows wrong cells.
+ * Every swap is followed by a reverse exchange (sum): each written halo cell holds a
+ * contribution (the holder's weight times a value of the cell and swap), and every owned
+ * cell must end as its value plus the weighted contributions of all its halo copies (the
+ * weights summed over all ranks once, before the swaps). Right after the reverse a rank sets
+ * its halos to the sentinel, so an owner that reads a neighbour's halos before they hold
+ * this swap's contributions, or after the neighbour returned, shows wrong cells.
  * Usage: test_shm_alloc [--transport SPEC]... [--swaps N] [--race] [--seed S] */
 #define _POSIX_C_SOURCE 200809L
 #include "halo_check.h"
@@ -49,6 +55,59 @@ static const config configs[] = {
     {"per-swap-alloc", {12, 10, 4}, {1, 1, 0}, {2, 2, 0}, HS_STENCIL_BOX, HS_LAYOUT_ZFAST, 3, 1, 1, 0},
     {"one-malloc-field", {12, 10, 4}, {1, 1, 0}, {1, 1, 0}, HS_STENCIL_BOX, HS_LAYOUT_XFAST, 3, 0, 0, 1},
 };
+
+/* The global cell a halo cell i mirrors, if the forward swap writes it (else 0). */
+static int halo_source(const tgeom *g, const int i[3], int gc[3]) {
+  int64_t unused, inside = 1;
+  for (int a = 0; a < 3; a++) inside &= i[a] >= 0 && i[a] < g->local[a];
+  if (inside || !expected(g, i, 0, 0, HS_FLOAT64, &unused)) return 0;
+  for (int a = 0; a < 3; a++)
+    gc[a] = ((g->offset[a] + i[a]) % g->global[a] + g->global[a]) % g->global[a];
+  return 1;
+}
+
+static size_t gindex(const tgeom *g, const int gc[3]) {
+  return ((size_t)gc[0] * (size_t)g->global[1] + (size_t)gc[1]) * (size_t)g->global[2] + (size_t)gc[2];
+}
+
+static int64_t weight(int rank) { return 1 + rank % 3; }
+static int64_t contribution(const int gc[3], int f, int s) {
+  return 1 + (gc[0] * 3 + gc[1] * 5 + gc[2] * 7 + f + s) % 5;
+}
+
+/* Every halo cell the forward swap writes: set to its contribution (set = 1) or to the
+ * sentinel (set = 0). */
+static void set_halos(const tfield *tf, void *data, const tgeom *g, int f, int s, int rank,
+                      int set) {
+  int i[3], gc[3];
+  for (i[0] = -tf->halo[0]; i[0] < g->local[0] + tf->halo[0]; i[0]++)
+    for (i[1] = -tf->halo[1]; i[1] < g->local[1] + tf->halo[1]; i[1]++)
+      for (i[2] = -tf->halo[2]; i[2] < g->local[2] + tf->halo[2]; i[2]++)
+        if (halo_source(g, i, gc))
+          tset(data, tf->type, tfield_index(tf, i),
+               set ? weight(rank) * contribution(gc, f, s) : SENTINEL);
+}
+
+/* After the reverse of swap s: every interior cell holds its value plus its contributions. */
+static long check_reverse(const tfield *tf, const void *data, const tgeom *g, int f, int s,
+                          const int64_t *wsum, const char *what, int rank) {
+  long bad = 0;
+  int i[3];
+  for (i[0] = 0; i[0] < g->local[0]; i[0]++)
+    for (i[1] = 0; i[1] < g->local[1]; i[1]++)
+      for (i[2] = 0; i[2] < g->local[2]; i[2]++) {
+        int gc[3];
+        for (int a = 0; a < 3; a++) gc[a] = g->offset[a] + i[a];
+        int64_t want =
+            cell_value(gc, f, s, tf->type) + contribution(gc, f, s) * wsum[gindex(g, gc)];
+        int64_t got = tget(data, tf->type, tfield_index(tf, i));
+        if (got != want && bad++ < 5)
+          fprintf(stderr, "[rank %d] %s: reverse of swap %d, field %d cell (%d,%d,%d): got %lld "
+                          "want %lld\n", rank, what, s, f, i[0], i[1], i[2], (long long)got,
+                  (long long)want);
+      }
+  return bad;
+}
 
 static long run(const config *c, const char *spec, int nswaps) {
   int rank;
@@ -102,6 +161,19 @@ static long run(const config *c, const char *spec, int nswaps) {
     tfield_fill(&tf[f], data[f], &g, f, 0, 1);
     if (alt[f]) tfield_fill(&tf[f], alt[f], &g, f, 0, 1);
   }
+  /* The weights of every cell's halo copies, summed over all ranks (once: the race mode
+   * runs no collective between swaps). */
+  size_t ncells = (size_t)g.global[0] * (size_t)g.global[1] * (size_t)g.global[2];
+  int64_t *wsum = calloc(ncells, sizeof *wsum), *wmine = calloc(ncells, sizeof *wmine);
+  {
+    int i[3], gc[3];
+    for (i[0] = -halo[0]; i[0] < g.local[0] + halo[0]; i[0]++)
+      for (i[1] = -halo[1]; i[1] < g.local[1] + halo[1]; i[1]++)
+        for (i[2] = -halo[2]; i[2] < g.local[2] + halo[2]; i[2]++)
+          if (halo_source(&g, i, gc)) wmine[gindex(&g, gc)] += weight(rank);
+  }
+  MPI_Allreduce(wmine, wsum, (int)ncells, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  free(wmine);
   hs_plan p = NULL;
   if (bad == 0 && hs_plan_create(d, &pd, &p) != HS_OK) {
     if (rank == 0) fprintf(stderr, "FAIL %s on %s: %s\n", c->name, spec, hs_error_message());
@@ -125,6 +197,19 @@ static long run(const config *c, const char *spec, int nswaps) {
     char what[128];
     snprintf(what, sizeof what, "%s/%s", c->name, spec);
     for (int f = 0; f < nf; f++) bad += tfield_check(&tf[f], cur[f], &g, f, s, what, rank, 1);
+    /* the reverse of this swap (the interior still holds swap s's values) */
+    for (int f = 0; f < nf; f++) set_halos(&tf[f], cur[f], &g, f, s, rank, 1);
+    maybe_sleep();
+    rc = hs_reverse_start(p, HS_OP_SUM, use_alt ? alt : NULL);
+    maybe_sleep();
+    if (rc == HS_OK) rc = hs_reverse_complete(p, use_alt ? alt : NULL);
+    for (int f = 0; f < nf; f++) set_halos(&tf[f], cur[f], &g, f, s, rank, 0);
+    if (rc != HS_OK) {
+      fprintf(stderr, "[rank %d] %s on %s reverse %d: %s\n", rank, c->name, spec, s,
+              hs_error_message());
+      bad++;
+    }
+    for (int f = 0; f < nf; f++) bad += check_reverse(&tf[f], cur[f], &g, f, s, wsum, what, rank);
     if (race) continue;
     long all = 0;
     MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -142,6 +227,7 @@ static long run(const config *c, const char *spec, int nswaps) {
   free(data);
   free(alt);
   free(fields);
+  free(wsum);
   hs_decomp_free(&d);
   long all = 0;
   MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -36,7 +36,13 @@ PLATFORMS = {
 }
 FIELDS, NZ, DEPTH = 30, 256, 2
 STRONG = (2048, 2048, 128)
-QUIET = "/tmp/quiet.lock"  # while it exists, no simulation starts and a running one is paused
+# While one of these exists, no simulation starts and a running one is paused: another job's
+# timing measurement, or this study's own local measurements (docs/simulation.md).
+QUIET = ("/tmp/quiet.lock", "/tmp/hs_sim.pause")
+
+
+def quiet():
+    return any(os.path.exists(q) for q in QUIET)
 CASE3D = (32, 32, 32, 4)  # staged3d: local extent per rank and fields
 SMPI_CFG = [
     "--cfg=smpi/host-speed:1Gf",
@@ -45,11 +51,19 @@ SMPI_CFG = [
     "--cfg=smpi/lat-factor:0:1",
     "--cfg=smpi/auto-shared-malloc-thresh:65536",  # message buffers shared between ranks
     "--cfg=smpi/shared-malloc-blocksize:16777216",  # fewer mappings (vm.max_map_count)
-    # Logarithmic collective algorithms instead of SMPI's linear defaults. They run only at
-    # set-up (MPI_Win_create's allgather of window handles, the library's and hs_sim's
-    # allreduces and reduce), outside the timed swaps; the linear ones made the simulator's
-    # CPU time grow as P^3 (a waitany over P requests, P times, on P ranks): docs/simulation.md.
+    # Logarithmic collective algorithms instead of SMPI's linear defaults. They run at set-up
+    # (MPI_Win_create's allgather of window handles, communicator splits, the library's and
+    # hs_sim's allreduces and reduce) and in the barrier before the timed swaps; the linear
+    # ones made the simulator's CPU time grow as P^3 (the root's waitall tests P requests P
+    # times, each completion walking a list of P): docs/simulation.md.
     "--cfg=smpi/allgather:bruck", "--cfg=smpi/allreduce:rdb", "--cfg=smpi/reduce:binomial",
+    "--cfg=smpi/barrier:ompi_bruck", "--cfg=smpi/gather:ompi_binomial",
+    "--cfg=smpi/bcast:binomial_tree",
+    # Coarser numerical precision of the flow model (defaults are finer): flows of a halo swap
+    # end at nearly the same simulated instant, and within the tolerance they are handled as
+    # one event instead of one max-min solve each. 3x less simulator CPU at 1,024 ranks; the
+    # simulated time per swap moved by 0.006 % there (docs/simulation.md).
+    "--cfg=surf/precision:1e-6", "--cfg=maxmin/precision:1e-4",
     "--log=smpi_mpi.thresh:error", "--log=xbt_cfg.thresh:error",
     "--log=smpi_config.thresh:error", "--log=smpi_utils.thresh:error",
 ]
@@ -84,7 +98,7 @@ def run_point(args, platform, ranks, study, transports, place="rank"):
               "--pack-rate", str(args.pack_rate)])
     for t in transports:
         cmd += ["--transport", t]
-    while os.path.exists(QUIET):  # another job is timing something: do not start
+    while quiet():  # another job is timing something: do not start
         time.sleep(5)
     t0 = time.time()
     paused = 0.0
@@ -95,12 +109,12 @@ def run_point(args, platform, ranks, study, transports, place="rank"):
     status = "ok"
     while proc.poll() is None:
         time.sleep(1)
-        if os.path.exists(QUIET):
+        if quiet():
             # Stop the whole simulation while the lock exists (its simulated results do not
             # depend on wall time); the paused time counts neither as wall time nor timeout.
             p0 = time.time()
             os.killpg(proc.pid, signal.SIGSTOP)
-            while os.path.exists(QUIET):
+            while quiet():
                 time.sleep(5)
             os.killpg(proc.pid, signal.SIGCONT)
             paused += time.time() - p0
@@ -115,6 +129,7 @@ def run_point(args, platform, ranks, study, transports, place="rank"):
         if line.startswith("HS_SIM "):
             r = json.loads(line[7:])
             r.update(platform=platform, study=study, wall_seconds=wall, simulated=True,
+                     warmup=args.warmup,
                      fields_modelled=FIELDS if study != "staged3d" else CASE3D[3],
                      platform_name=PLATFORMS[platform][3], smpi_cfg=[c for c in cfg if c.startswith('--cfg=')],
                      date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

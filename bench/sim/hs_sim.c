@@ -1,7 +1,8 @@
 /* hs_sim: the MONC halo-swap case at simulated scale (SimGrid SMPI), or on a real machine.
  *
  * One plan per transport on a 2-D decomposition of x and y (z whole), `fields` float64 fields of
- * layout field(z,y,x), depth 2, box stencil by default. Reports per transport the time per swap
+ * layout field(z,y,x), depth 2, box stencil by default (8 neighbours); with --dims3 a 3-D
+ * decomposition with halos on all three axes (26 neighbours). Reports per transport the time per swap
  * (max over ranks of the mean over `swaps` timed swaps, after `warmup`), and for the process
  * grid the halo bytes per swap that cross node boundaries, with or without node-aware placement.
  *
@@ -22,7 +23,7 @@
  * Nodes: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) (under SMPI: the simulated host), or virtual
  * nodes of --node-size consecutive ranks.
  *
- * Usage: hs_sim (--weak X,Y,Z | --strong X,Y,Z) [--fields N] [--depth D] [--star]
+ * Usage: hs_sim (--weak X,Y,Z | --strong X,Y,Z) [--dims3] [--fields N] [--depth D] [--star]
  *               [--transport SPEC]... [--swaps N] [--warmup N] [--check] [--place node|rank]
  *               [--node-size N] [--label TEXT] [--pack-rate GBPS]
  * Output: one JSON object per transport on stdout (rank 0), prefixed "HS_SIM ". */
@@ -40,7 +41,7 @@
 #endif
 
 typedef struct {
-  int weak, ext[3], fields, depth, star, swaps, warmup, check, place, node_size;
+  int weak, ext[3], fields, depth, star, swaps, warmup, check, place, node_size, dims3;
   const char *specs[16];
   int nspecs;
   const char *label;
@@ -112,8 +113,8 @@ static int parse3(const char *s, int v[3]) { return sscanf(s, "%d,%d,%d", &v[0],
 
 static int usage(int rank, const char *msg) {
   if (rank == 0)
-    fprintf(stderr, "hs_sim: %s\nusage: hs_sim (--weak X,Y,Z | --strong X,Y,Z) [--fields N] "
-                    "[--depth D] [--star] [--transport SPEC]... [--swaps N] [--warmup N] [--check] "
+    fprintf(stderr, "hs_sim: %s\nusage: hs_sim (--weak X,Y,Z | --strong X,Y,Z) [--dims3] "
+                    "[--fields N] [--depth D] [--star] [--transport SPEC]... [--swaps N] [--warmup N] [--check] "
                     "[--place node|rank] [--node-size N] [--label TEXT] [--pack-rate GBPS]\n", msg);
   return 2;
 }
@@ -135,24 +136,29 @@ static int node_id(int node_size) {
  * periodic wrap-around excluded), from the neighbours' node ids exchanged over the grid. */
 static void internode_bytes(hs_decomp d, const opts *o, int my_node, double *inter, double *total) {
   MPI_Comm cart = hs_decomp_comm(d);
-  int me, crd[3] = {0, 0, 0}, P[2] = {hs_decomp_procs(d, 0), hs_decomp_procs(d, 1)};
+  int me, crd[3] = {0, 0, 0}, P[3], nd = o->dims3 ? 3 : 2;
   MPI_Comm_rank(cart, &me);
-  for (int a = 0; a < 2; a++) crd[a] = hs_decomp_coord(d, a);
-  int nb[8], their[8];
-  MPI_Request rq[16];
+  for (int a = 0; a < 3; a++) {
+    P[a] = hs_decomp_procs(d, a);
+    crd[a] = a < nd ? hs_decomp_coord(d, a) : 0;
+  }
+  int nb[26], their[26];
+  MPI_Request rq[52];
   int n = 0;
-  double box[8];
+  double box[26];
   for (int dx = -1; dx <= 1; dx++)
-    for (int dy = -1; dy <= 1; dy++) {
-      if (!dx && !dy) continue;
-      if (o->star && dx && dy) continue;
-      int c[3] = {(crd[0] + dx + P[0]) % P[0], (crd[1] + dy + P[1]) % P[1], 0};
-      MPI_Cart_rank(cart, c, &nb[n]);
-      box[n] = (double)(dx ? o->depth : hs_decomp_local_extent(d, 0)) *
-               (double)(dy ? o->depth : hs_decomp_local_extent(d, 1)) *
-               (double)hs_decomp_local_extent(d, 2) * o->fields * sizeof(double);
-      n++;
-    }
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dz = (nd == 3 ? -1 : 0); dz <= (nd == 3 ? 1 : 0); dz++) {
+        int off[3] = {dx, dy, dz}, nnz = (dx != 0) + (dy != 0) + (dz != 0);
+        if (!nnz || (o->star && nnz > 1)) continue;
+        int c[3];
+        for (int a = 0; a < 3; a++) c[a] = a < nd ? (crd[a] + off[a] + P[a]) % P[a] : 0;
+        MPI_Cart_rank(cart, c, &nb[n]);
+        box[n] = o->fields * (double)sizeof(double);
+        for (int a = 0; a < 3; a++)
+          box[n] *= (double)(off[a] ? o->depth : hs_decomp_local_extent(d, a));
+        n++;
+      }
   for (int k = 0; k < n; k++) {
     MPI_Irecv(&their[k], 1, MPI_INT, nb[k], 77, cart, &rq[k]);
     MPI_Isend(&my_node, 1, MPI_INT, nb[k], 77, cart, &rq[n + k]);
@@ -180,6 +186,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--fields") && v) o.fields = atoi(argv[++i]);
     else if (!strcmp(a, "--depth") && v) o.depth = atoi(argv[++i]);
     else if (!strcmp(a, "--star")) o.star = 1;
+    else if (!strcmp(a, "--dims3")) o.dims3 = 1;
     else if (!strcmp(a, "--swaps") && v) o.swaps = atoi(argv[++i]);
     else if (!strcmp(a, "--warmup") && v) o.warmup = atoi(argv[++i]);
     else if (!strcmp(a, "--check")) o.check = 1;
@@ -203,15 +210,17 @@ int main(int argc, char **argv) {
 
   hs_decomp_desc dd;
   hs_decomp_desc_init(&dd);
-  dd.procs[2] = 1;
+  int nd = o.dims3 ? 3 : 2;
+  dd.procs[2] = o.dims3 ? 0 : 1;
+  dd.periodic[2] = o.dims3; /* 3-D: periodic on every axis, so every rank has 26 neighbours */
   if (!o.weak) {
     for (int a = 0; a < 3; a++) dd.global[a] = o.ext[a];
   } else {
-    int P[2] = {0, 0};
-    MPI_Dims_create(size, 2, P);
-    dd.global[0] = o.ext[0] * P[0];
-    dd.global[1] = o.ext[1] * P[1];
-    dd.global[2] = o.ext[2];
+    int P[3] = {0, 0, 0};
+    MPI_Dims_create(size, nd, P);
+    for (int a = 0; a < 3; a++) dd.global[a] = o.ext[a] * (a < nd ? P[a] : 1);
+    if (o.dims3)
+      for (int a = 0; a < 3; a++) dd.procs[a] = P[a];
   }
   dd.placement = o.place ? HS_PLACE_NODE : HS_PLACE_RANK;
   dd.node_size = o.node_size;
@@ -230,7 +239,7 @@ int main(int argc, char **argv) {
   mine[1] = total;
   MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
-  int local[3], halo[3] = {o.depth, o.depth, 0}, maxl[3];
+  int local[3], halo[3] = {o.depth, o.depth, o.dims3 ? o.depth : 0}, maxl[3];
   for (int a = 0; a < 3; a++) local[a] = hs_decomp_local_extent(d, a);
   MPI_Allreduce(local, maxl, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   tfield tf;
@@ -269,7 +278,7 @@ int main(int argc, char **argv) {
   hs_plan_desc pd;
   hs_plan_desc_init(&pd);
   pd.depth[0] = pd.depth[1] = o.depth;
-  pd.depth[2] = 0;
+  pd.depth[2] = o.dims3 ? o.depth : 0;
   pd.stencil = o.star ? HS_STENCIL_STAR : HS_STENCIL_BOX;
   pd.nfields = o.fields;
   pd.fields = fields;
@@ -315,13 +324,13 @@ int main(int argc, char **argv) {
     }
     if (rank == 0)
       printf("HS_SIM {\"label\": \"%s\", \"transport\": \"%s\", \"ranks\": %d, \"mode\": \"%s\", "
-             "\"global\": [%d, %d, %d], \"procs\": [%d, %d], \"fields\": %d, \"depth\": %d, "
+             "\"global\": [%d, %d, %d], \"procs\": [%d, %d, %d], \"dims\": %d, \"fields\": %d, \"depth\": %d, "
              "\"stencil\": \"%s\", \"placement\": \"%s\", \"asked_placement\": \"%s\", "
              "\"node_block\": [%d, %d], \"node_size\": %d, \"swaps\": %d, \"checked\": %s, "
              "\"smpi\": %s, \"pack_rate_gbps\": %g, \"seconds_per_swap\": %.9g, \"halo_bytes_per_swap\": %.0f, "
              "\"internode_bytes_per_swap\": %.0f, \"status\": \"%s\"}\n",
              o.label, o.specs[t], size, o.weak ? "weak" : "strong", dd.global[0], dd.global[1],
-             dd.global[2], hs_decomp_procs(d, 0), hs_decomp_procs(d, 1), o.fields, o.depth,
+             dd.global[2], hs_decomp_procs(d, 0), hs_decomp_procs(d, 1), hs_decomp_procs(d, 2), nd, o.fields, o.depth,
              o.star ? "star" : "box", placed == HS_PLACE_NODE ? "node" : "rank",
              o.place ? "node" : "rank", block[0], block[1], o.node_size, o.swaps,
              o.check ? "true" : "false", HS_SIM_SMPI ? "true" : "false", pack_rate / 1e9, tswap, sum[1], sum[0],

@@ -271,6 +271,16 @@ def plots(rows, imgdir):
     return made
 
 
+
+def replace_point(args, rows, new, old, label):
+    """Rows with the point's old records (old(r) true) replaced by new; saved and printed."""
+    rows = [r for r in rows if not old(r)] + new
+    save(args.json, rows)
+    print(f"{label}: " + ", ".join(
+        f"{r['transport']} {r.get('seconds_per_swap', 0) * 1e3:.3f} ms [{r.get('status')}]"
+        for r in new) + (f" ({new[0]['wall_seconds']:.0f} s)" if new else ""), flush=True)
+    return rows
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "smpi"))
@@ -311,29 +321,16 @@ def main():
                                 flush=True)
                     continue
                 for n in (int(x) for x in args.ranks.split(",")):
+                    same = lambda r: (r.get("study") == study and r.get("platform") == plat
+                                      and r.get("ranks") == n)
                     if study in ("staged", "staged3d"):
                         new = run_point(args, plat, n, study, ["p2p", "p2p:staged=1"])
-                        rows = [r for r in rows if not (
-                            r.get("study") == study and r.get("platform") == plat
-                            and r.get("ranks") == n)]
-                        rows += new
-                        save(args.json, rows)
-                        print(f"{plat} {study} {n}: " + ", ".join(
-                            f"{r['transport']} {r.get('seconds_per_swap', 0) * 1e3:.3f} ms "
-                            f"[{r.get('status')}]" for r in new)
-                            + f" ({new[0]['wall_seconds']:.0f} s)", flush=True)
+                        rows = replace_point(args, rows, new, same, f"{plat} {study} {n}")
                         continue
                     new = run_point(args, plat, n, study, trs)
-                    rows = [r for r in rows if not (
-                        r.get("study") == study and r.get("platform") == plat
-                        and r.get("ranks") == n and r.get("asked_placement", "rank") == "rank"
-                        and r.get("transport") in trs + ["+".join(trs)])]
-                    rows += new
-                    save(args.json, rows)
-                    print(f"{plat} {study} {n}: " + ", ".join(
-                        f"{r['transport']} {r.get('seconds_per_swap', 0) * 1e3:.3f} ms "
-                        f"[{r.get('status')}]" for r in new)
-                        + f" ({new[0]['wall_seconds']:.0f} s)", flush=True)
+                    rows = replace_point(args, rows, new, lambda r: same(r) and r.get(
+                        "asked_placement", "rank") == "rank" and r.get("transport") in trs + [
+                        "+".join(trs)], f"{plat} {study} {n}")
     # Tables and plots from every results file (parallel runs write separate --json files).
     resdir = os.path.dirname(os.path.abspath(args.json))
     rows = []

@@ -288,6 +288,8 @@ bool hs__arrays_registered(const hs_plan p, void *const *arrays);
 void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf);
 void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const char *buf);
 /* Pack every send section for peer into buf (send_bytes long). */
+void hs__pack_sections(const hs_plan p, const hs_section *s, int n, void *const *arrays,
+                       char *buf);
 void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, char *buf);
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf);

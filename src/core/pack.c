@@ -34,11 +34,16 @@ void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const
     }
 }
 
+/* Sections s[0..n) of one message, packed at their message offsets relative to s[0]'s. */
+void hs__pack_sections(const hs_plan p, const hs_section *s, int n, void *const *arrays,
+                       char *buf) {
+  for (int i = 0; i < n; i++)
+    hs__pack_section(p, &s[i], hs__field_ptr(p, arrays, s[i].box.field),
+                     buf + (s[i].msg_offset - s[0].msg_offset));
+}
+
 void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, char *buf) {
-  for (int i = 0; i < peer->nsend; i++) {
-    const hs_section *s = &peer->send[i];
-    hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), buf + s->msg_offset);
-  }
+  hs__pack_sections(p, peer->send, peer->nsend, arrays, buf);
 }
 
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,

@@ -385,11 +385,7 @@ static int send_next(hs_plan p, struct hs_reverse *r, void *const *arrays, int f
   char *b = done ? r->oring + (size_t)u * r->oslot
                   : r->obuf + q->base + pe->recv[q->j0].msg_offset;
   if (done) r->user[u] = r->sent;
-  for (int j = q->j0; j < q->j1; j++) {
-    const hs_section *s = &pe->recv[j];
-    hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field),
-                     b + (s->msg_offset - pe->recv[q->j0].msg_offset));
-  }
+  hs__pack_sections(p, pe->recv + q->j0, q->j1 - q->j0, arrays, b);
   HS_MPI(MPI_Isend(b, (int)q->bytes, MPI_BYTE, pe->rank, HS_TAG_REVERSE, p->comm,
                    &r->oreq[r->sent]));
   r->sent++;

@@ -416,14 +416,10 @@ static int post(hs_plan p, shm_t *t, void *const *arrays, int reverse) {
   for (int i = 0; mode == MODE_PACKED && i < t->nintra; i++) {
     const hs_peer *pe = &p->peers[t->intra[i].peer];
     char *box = t->seg + t->intra[i].my_obox;
-    if (!reverse) {
-      if (pe->nsend) hs__pack_peer(p, pe, arrays, box);
-      continue;
-    }
-    for (int j = 0; j < pe->nrecv; j++) {
-      const hs_section *s = &pe->recv[j];
-      hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field), box + s->msg_offset);
-    }
+    if (reverse)
+      hs__pack_sections(p, pe->recv, pe->nrecv, arrays, box); /* my halo boxes from it */
+    else
+      hs__pack_peer(p, pe, arrays, box);
   }
   HS_MPI(MPI_Win_sync(t->win));
   if (!t->barrier) atomic_store_explicit(&t->ctl->posted, t->seq, memory_order_release);

@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define MAX_METHODS 64
 #define MAX_REPS 1000
@@ -50,6 +53,7 @@ typedef struct {
   int verify;
   int check; /* exit status 1 if any transport gave wrong halos */
   int quiet;
+  int touch; /* read every halo cell after each swap (the model's use of them), timed */
   int oversub_flag; /* -1: detect */
 } params;
 
@@ -60,7 +64,7 @@ typedef struct {
   char selected[64];  /* for auto: the transport it chose */
   char status[512];   /* "ok" or why it was not measured */
   int kind;           /* 0 transport, 1 memcpy on all ranks, 2 memcpy on rank 0, 3 monc-ref,
-                         4 petsc */
+                         4 petsc, 5 memcpy with streaming stores on all ranks */
   hs_plan plan;
   monc_ref *mref;
 #ifdef HS_BENCH_PETSC
@@ -121,7 +125,9 @@ static void usage(void) {
       "  --oversubscribed 0|1  mark the records (default: detected from cores per node)\n"
       "  --label TEXT       free text stored in every record\n"
       "  --json FILE --csv FILE   write the records (rank 0)\n"
-      "  --quiet            no table on stdout\n");
+      "  --quiet            no table on stdout\n"
+      "  --touch            after every swap read every halo cell, inside the timing (what\n"
+      "                     the model's next step pays for where the halo lines are)\n");
 }
 
 static void parse(params *P, int argc, char **argv) {
@@ -264,6 +270,8 @@ static void parse(params *P, int argc, char **argv) {
     } else if (!strcmp(a, "--csv")) {
       NEED();
       P->csv = v;
+    } else if (!strcmp(a, "--touch")) {
+      P->touch = 1;
     } else if (!strcmp(a, "--quiet")) {
       P->quiet = 1;
     } else {
@@ -407,7 +415,25 @@ static int build_copies(const geom *g, const params *P, hs_decomp d, colcopy *cc
   return n;
 }
 
-static void do_copies(const geom *g, const colcopy *cc, int n, void **data, int nf) {
+/* One column; stream: streaming stores for whole lines (haloswap's core option stream=1). */
+static void copy_col(char *d, const char *s, size_t n, int stream) {
+#if defined(__SSE2__)
+  if (stream && n >= 256) {
+    size_t head = (size_t)(-(uintptr_t)d & 63), body;
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    body = n & ~(size_t)63;
+    for (size_t i = 0; i < body; i += 16)
+      _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    memcpy(d + body, s + body, n - body);
+    return;
+  }
+#endif
+  (void)stream;
+  memcpy(d, s, n);
+}
+
+static void do_copies(const geom *g, const colcopy *cc, int n, void **data, int nf, int stream) {
   size_t ystride = (size_t)g->alloc[2] * g->elem;
   size_t xstride = ystride * (size_t)g->alloc[1];
   for (int f = 0; f < nf; f++) {
@@ -417,9 +443,31 @@ static void do_copies(const geom *g, const colcopy *cc, int n, void **data, int 
       char *s = b + c->src * g->elem, *d = b + c->dst * g->elem;
       for (int x = 0; x < c->nx; x++)
         for (int y = 0; y < c->ny; y++)
-          memcpy(d + x * xstride + y * ystride, s + x * xstride + y * ystride, c->col);
+          copy_col(d + x * xstride + y * ystride, s + x * xstride + y * ystride, c->col, stream);
     }
   }
+#if defined(__SSE2__)
+  if (stream) _mm_sfence();
+#endif
+}
+
+/* --touch: read every halo cell the swap wrote, as the model's next step will. */
+static volatile uint64_t touch_sink;
+static void touch_halos(const geom *g, const colcopy *cc, int n, void **data, int nf) {
+  size_t ystride = (size_t)g->alloc[2] * g->elem;
+  size_t xstride = ystride * (size_t)g->alloc[1];
+  uint64_t acc = 0;
+  for (int f = 0; f < nf; f++)
+    for (int i = 0; i < n; i++) {
+      const colcopy *c = &cc[i];
+      const char *d = (const char *)data[f] + c->dst * g->elem;
+      for (int x = 0; x < c->nx; x++)
+        for (int y = 0; y < c->ny; y++) {
+          const uint64_t *w = (const uint64_t *)(d + x * xstride + y * ystride);
+          for (size_t k = 0; k < c->col / 8; k++) acc += w[k];
+        }
+    }
+  touch_sink += acc;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -536,14 +584,15 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
             ", \"local_grid\": [%d, %d, %d], \"global_grid\": [%d, %d, %d]"
             ", \"periodic\": [%d, %d, %d], \"depth\": %d, \"depth_xyz\": [%d, %d, %d]"
             ", \"halo\": [%d, %d, %d], \"stencil\": \"%s\", \"layout\": \"zfast\""
-            ", \"field_alloc\": \"%s\", \"warmup\": %d, \"swaps\": %d, \"reps\": %d",
+            ", \"field_alloc\": \"%s\", \"warmup\": %d, \"swaps\": %d, \"reps\": %d"
+            ", \"touch\": %s",
             P->mode, size, E->ranks_per_node, E->oversub ? "true" : "false",
             hs_decomp_procs(d, 0), hs_decomp_procs(d, 1), hs_decomp_procs(d, 2), P->fields,
             type_name(P->type), g->n[0], g->n[1], g->n[2], g->gl[0], g->gl[1], g->gl[2],
             hs_decomp_periodic(d, 0), hs_decomp_periodic(d, 1), hs_decomp_periodic(d, 2),
             P->depth[0] > P->depth[1] ? P->depth[0] : P->depth[1], P->depth[0], P->depth[1],
             P->depth[2], g->h[0], g->h[1], g->h[2], stencil,
-            field_alloc, P->warmup, P->swaps, P->reps);
+            field_alloc, P->warmup, P->swaps, P->reps, P->touch ? "true" : "false");
     if (ok) {
       fprintf(f,
               ", \"us_per_swap_median\": %.3f, \"us_per_swap_min\": %.3f"
@@ -658,6 +707,11 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
   snprintf(M[nm].name, sizeof M[nm].name, "memcpy-1core");
   M[nm].kind = 2;
   nm++;
+#if defined(__SSE2__)
+  snprintf(M[nm].name, sizeof M[nm].name, "memcpy-stream");
+  M[nm].kind = 5;
+  nm++;
+#endif
   int want_mref = 1, want_petsc = 1;
   for (int s = 0; s < P->nskip; s++) {
     if (!strcmp(P->skip[s], "monc-ref")) want_mref = 0;
@@ -803,7 +857,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       continue;
     }
     if (m->kind) {
-      for (int w = 0; w < P->warmup; w++) do_copies(&g, cc, ncc, data, nf);
+      for (int w = 0; w < P->warmup; w++) do_copies(&g, cc, ncc, data, nf, m->kind == 5);
       for (int f = 0; f < nf; f++) fill(&g, data[f], P->type, f);
       continue;
     }
@@ -859,14 +913,18 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
 #ifdef HS_BENCH_PETSC
           if (m->kind == 4) petsc_ref_swap(m->pref);
 #endif
+          if (P->touch) touch_halos(&g, cc, ncc, data, nf);
         }
         t = (MPI_Wtime() - t0) / P->swaps;
       } else if (m->kind) {
-        do_copies(&g, cc, ncc, data, nf);
+        do_copies(&g, cc, ncc, data, nf, m->kind == 5);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (m->kind == 1 || rank == 0) {
+        if (m->kind != 2 || rank == 0) {
           double t0 = MPI_Wtime();
-          for (int s = 0; s < P->swaps; s++) do_copies(&g, cc, ncc, data, nf);
+          for (int s = 0; s < P->swaps; s++) {
+            do_copies(&g, cc, ncc, data, nf, m->kind == 5);
+            if (P->touch) touch_halos(&g, cc, ncc, data, nf);
+          }
           t = (MPI_Wtime() - t0) / P->swaps;
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -874,8 +932,10 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
         if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        for (int s = 0; s < P->swaps; s++)
+        for (int s = 0; s < P->swaps; s++) {
           if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
+          if (P->touch) touch_halos(&g, cc, ncc, data, nf);
+        }
         t = (MPI_Wtime() - t0) / P->swaps;
       }
       MPI_Allreduce(&t, &m->t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

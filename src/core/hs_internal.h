@@ -131,6 +131,7 @@ struct hs_transport_ops;
 typedef struct {
   int staged; /* exchange axis by axis (src/core/staged.c) */
   int remap;  /* re-back the registered arrays with node-shared memory (src/core/remap.c) */
+  int stream; /* halo writes with streaming stores: 0 auto, 1 off, 2 on (src/core/pack.c) */
 } hs_core_config;
 
 struct hs_plan_s {
@@ -180,6 +181,7 @@ struct hs_plan_s {
 
   hs_plan_stats stats;
   uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
+  bool stream;            /* halo copies use streaming stores (core option stream) */
   uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
   struct hs_dtype_cache *dtypes; /* built on first use (src/core/dtypes.c) */
   /* Staged exchange (src/core/staged.c). A staged plan keeps the direct geometry (the
@@ -296,8 +298,10 @@ void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
 void hs__self_copy(const hs_plan p, void *const *arrays);
 /* Copy between two copy programs with the same bytes in the same order (a sender's strip in
  * its field, the receiver's halo box in its own field, possibly with other halo widths). */
-void hs__copy_sections(const hs_section *src, const char *sfield, const hs_section *dst,
-                       char *dfield);
+void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
+                       const hs_section *dst, char *dfield);
+/* Decide p->stream from the core option and the plan's halo bytes (after the geometry). */
+void hs__stream_decide(hs_plan p);
 /* A derived datatype that addresses the section relative to the field data pointer. Not
  * for callback fields. Caller frees. */
 int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out);

@@ -61,6 +61,8 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
   return HS_OK;
 }
 
+static const char *const stream_vals[] = {"auto", "0", "1", NULL};
+
 /* Options of the core, accepted by every transport; they fill p->core. */
 static const hs_option_spec core_options[] = {
     HS_OPTION_BOOL("staged", "0", hs_core_config, staged,
@@ -71,6 +73,11 @@ static const hs_option_spec core_options[] = {
      "at plan creation, re-back each registered array that is not hs_alloc'd with node-shared "
      "memory in place (memfd, contents and pointer kept) so transports reading a neighbour's "
      "field directly serve it; Linux >= 5.6 (docs/remap.md)"),
+    HS_OPTION_CHOICE("stream", "auto", stream_vals, hs_core_config, stream,
+     "write halo cells with streaming (non-temporal) stores, which skip reading each line "
+     "before it is overwritten; auto: when the plan's fields exceed this core's share of the "
+     "last-level cache, so the halo would not stay cached until the model reads it (x86-64; "
+     "docs/design.md)"),
     HS_OPTIONS_END};
 
 static const hs_option_spec *table_find(const hs_option_spec *t, const char *key, int *idx) {

@@ -1,8 +1,84 @@
 /* Packing engine: sections are pre-reduced to memcpy runs inside at most three loops. */
 #include "hs_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Runs shorter than this are copied with memcpy even when streaming: a partly written line
+ * costs the write-combining buffer more than the read it saves. */
+#define STREAM_MIN 256
+
+/* A halo run. Streaming stores write whole 64-byte lines without first reading them (a
+ * cached store reads every line it overwrites); the head and tail lines, which the run may
+ * share with cells it does not own, go through memcpy. */
+static inline void copy_run(char *restrict d, const char *restrict s, size_t n, bool stream) {
+#if defined(__SSE2__)
+  if (stream && n >= STREAM_MIN) {
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t body = n & ~(size_t)63;
+    for (size_t i = 0; i < body; i += 64) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+      __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+      __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+      __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+      _mm_stream_si128((__m128i *)(d + i), a);
+      _mm_stream_si128((__m128i *)(d + i + 16), b);
+      _mm_stream_si128((__m128i *)(d + i + 32), c);
+      _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + body, s + body, n - body);
+    return;
+  }
+#endif
+  (void)stream;
+  memcpy(d, s, n);
+}
+
+/* Streaming stores are weakly ordered: make them visible before anything that publishes
+ * the halo (a flag another process reads, the return to the caller). */
+static inline void stream_fence(bool stream) {
+#if defined(__SSE2__)
+  if (stream) _mm_sfence();
+#endif
+  (void)stream;
+}
+
+/* auto: stream when the plan's own fields exceed this core's share of the last-level cache.
+ * Then the model's next reads of the halo come from memory whether or not the copy read each
+ * line first. When the fields fit, a streamed halo is evicted and the model reads it back
+ * from memory: on a 260 MB-L3 machine copy + read costs 1.2x with streaming (docs/design.md). */
+void hs__stream_decide(hs_plan p) {
+  double field_bytes = 0;
+  for (int f = 0; f < p->nfields; f++) {
+    const hs_fieldinfo *fi = &p->fields[f];
+    double n = (double)fi->cell * (fi->fat ? 1 : fi->ncomp);
+    for (int a = 0; a < p->ndims; a++) n *= fi->alloc[a];
+    field_bytes += n;
+  }
+  long llc = -1, cores = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (llc <= 0) llc = 1 << 20;
+  if (cores <= 0) cores = 1;
+#if defined(__SSE2__)
+  p->stream = p->core.stream == 2 || (p->core.stream == 0 && field_bytes > (double)llc / cores);
+#else
+  p->stream = false;
+#endif
+}
 
 void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf) {
   const hs_fieldinfo *fi = &p->fields[s->box.field];
@@ -27,11 +103,13 @@ void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const
   }
   char *dst0 = field + s->base;
   const size_t run = s->run;
+  const bool stream = p->stream;
   for (int k = 0; k < s->n3; k++)
     for (int j = 0; j < s->n2; j++) {
       char *dst = dst0 + k * s->s3 + j * s->s2;
-      for (int i = 0; i < s->n1; i++, buf += run) memcpy(dst + i * s->s1, buf, run);
+      for (int i = 0; i < s->n1; i++, buf += run) copy_run(dst + i * s->s1, buf, run, stream);
     }
+  stream_fence(stream);
 }
 
 /* Sections s[0..n) of one message, packed at their message offsets relative to s[0]'s. */
@@ -78,16 +156,18 @@ static inline void cur_step(cursor *c, size_t n) {
   c->k++;
 }
 
-void hs__copy_sections(const hs_section *src, const char *sfield, const hs_section *dst,
-                       char *dfield) {
+void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
+                       const hs_section *dst, char *dfield) {
+  const bool stream = p->stream;
   if (src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 && src->n3 == dst->n3) {
     const size_t run = src->run;
     for (int k = 0; k < src->n3; k++)
       for (int j = 0; j < src->n2; j++) {
         const char *a = sfield + src->base + k * src->s3 + j * src->s2;
         char *b = dfield + dst->base + k * dst->s3 + j * dst->s2;
-        for (int i = 0; i < src->n1; i++) memcpy(b + i * dst->s1, a + i * src->s1, run);
+        for (int i = 0; i < src->n1; i++) copy_run(b + i * dst->s1, a + i * src->s1, run, stream);
       }
+    stream_fence(stream);
     return;
   }
   cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
@@ -113,7 +193,7 @@ void hs__self_copy(const hs_plan p, void *const *arrays) {
       continue;
     }
     char *field = hs__field_ptr(p, arrays, f);
-    hs__copy_sections(&c->src, field, &c->dst, field);
+    hs__copy_sections(p, &c->src, field, &c->dst, field);
   }
 }
 

@@ -185,6 +185,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
     rc = hs__agree(p->comm, rc);
   }
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__build_geometry(p));
+  if (rc == HS_OK) hs__stream_decide(p);
   /* Core option remap=1: the arrays become node-shared before the transport looks at them. */
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__remap_setup(p));
   if (rc != HS_OK) {
@@ -413,6 +414,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
                   p->peers[k].send_bytes, p->peers[k].recv_bytes);
     hs__appendf(buf, len, &n, "; self %zu B", p->self_bytes);
   }
+  hs__appendf(buf, len, &n, "; halo stores %s", p->stream ? "streaming" : "cached");
   hs__appendf(buf, len, &n, "; allocated %llu B", (unsigned long long)bytes_allocated(p));
   if (p->ops->describe && !p->staged && n + 1 < len) p->ops->describe(p, buf + n, len - n);
   return HS_OK;

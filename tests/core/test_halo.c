@@ -70,6 +70,9 @@ static const config configs[] = {
     {"64-fields", 3, {9, 9, 2}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_BOX, 0, 0, 64, 1, 0, 0, 0},
     /* Depth 4, the maximum. */
     {"depth4", 3, {27, 26, 2}, {0, 0, 1}, {1, 1, 0}, {4, 4, 0}, 0, HS_STENCIL_BOX, 0, 0, 1, 0, 0, 0, 0},
+    /* Runs of 83 cells (332-664 B, every alignment): the streaming halo copies (stream=1)
+     * write whole lines in the middle and the shared head and tail lines with memcpy. */
+    {"long-runs", 3, {11, 9, 83}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 1, HS_STENCIL_BOX, 0, 0, 4, 1, 2, 0, 0},
 };
 
 /* --- policy-hook fields: data lives in a private array; hooks copy boxes in ZFAST order. */

@@ -381,7 +381,7 @@ static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int
   for (int j = 0; j < pe->nrecv; j++) {
     const hs_section *d = &pe->recv[j];
     const hs_section *s = &e->ssec[j];
-    hs__copy_sections(s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
+    hs__copy_sections(p, s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
   }
 }
 

@@ -28,8 +28,12 @@ if ! pkg-config --exists PETSc 2>/dev/null; then
   fi
 fi
 
-if command -v python3 >/dev/null 2>&1 && [ -f "$here/study.py" ]; then
-  exec python3 "$here/study.py" --build "$build" --mpis "${mpis[@]}" --preset standard
+# The system python3 first: install-deps.sh gives it matplotlib for the plots (a python3
+# earlier in PATH, e.g. pyenv's, would lack it).
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+if command -v "$py" >/dev/null 2>&1 && [ -f "$here/study.py" ]; then
+  exec "$py" "$here/study.py" --build "$build" --mpis "${mpis[@]}" --preset standard
 fi
 
 # Without python3: the MONC table only.

@@ -118,6 +118,7 @@ class Study:
         self.records = []      # hs_bench records (latest.json)
         self.osu = []          # hs_osu records
         self.apps = []         # mini-app records
+        self.fields = []       # hs_fields_bench tables: (mpi, alloc, rows)
         self.notes = []        # things the report must mention
         self.failures = []
         self.t0 = time.time()
@@ -252,6 +253,29 @@ class Study:
             run["mpi_name"] = mpi.name
             self.apps.append(run)
 
+    def fields_run(self, mpi):
+        exe = mpi.exe("bench/hs_fields_bench")
+        if not exe:
+            self.notes.append("%s: hs_fields_bench not built; reverse table left out" % mpi.name)
+            self.step += 1
+            return
+        for alloc in ("malloc", "hs"):
+            argv = [exe, "--alloc", alloc, "--reps", str(self.p["monc"]["reps"])]
+            for t in FIELDS_TRANSPORTS:
+                argv += ["--transport", t]
+            r = self.run(mpi, 2, argv, "reverse and mixed depths, %s" % alloc)
+            if r is None:
+                continue
+            rows = []
+            for line in r.stdout.splitlines():
+                w = line.split()
+                if len(w) == 7 and w[0] in FIELDS_TRANSPORTS:
+                    try:
+                        rows.append([w[0]] + [float(x) for x in w[1:]])
+                    except ValueError:
+                        pass
+            self.fields.append((mpi.name, alloc, rows))
+
     def go(self):
         p = self.p
         nm = len(self.mpis)
@@ -263,15 +287,25 @@ class Study:
         # 1. the MONC case at 2 ranks, printed as it comes
         monc = {}
         for mpi in self.mpis:
-            recs = self.bench(mpi, 2, "monc", ["--mode", "weak"] + MONC, p["monc"], "MONC case",
-                              show=True)
+            # shm:stream=1: halo writes with streaming stores, which auto leaves off here
+            # (the fields fit this core's share of the L3; docs/api.md "Streaming halo stores").
+            recs = self.bench(mpi, 2, "monc", ["--mode", "weak"] + MONC + ["--add", "shm:stream=1"],
+                              p["monc"], "MONC case", show=True)
             monc[mpi.name] = recs
             # The same with ordinary malloc'd fields (what Fortran allocatables get), and shm
             # with the core option remap=1, which makes them node-shared in place.
-            self.nsteps += 1
+            self.nsteps += 4
             self.bench(mpi, 2, "monc-malloc", ["--mode", "weak", "--alloc", "malloc"] + MONC +
-                       ["--add", "shm:remap=1"],
+                       ["--add", "shm:remap=1", "--add", "shm:remap=1,stream=1"],
                        p["monc"], "MONC case, malloc'd fields", show=True)
+            # What a model pays when it reads its halos after the swap (--touch): where
+            # streaming stores only move the cost from the swap to the next step.
+            self.bench(mpi, 2, "monc-touch", ["--mode", "weak"] + MONC +
+                       ["--transport", "p2p", "--transport", "shm", "--transport", "shm:stream=1",
+                        "--skip", "petsc", "--touch"],
+                       p["monc"], "MONC case, halos read after each swap")
+            # The reverse exchange and mixed depths (hs_fields_bench), both memory kinds.
+            self.fields_run(mpi)
             # shmem needs an opt-in and (Open MPI 4.1.4) osc/rdma off, which the RMA
             # transports need on: it gets a launch of its own, with p2p again as reference.
             if any(r["transport"] == "shmem" and "HALOSWAP_SHMEM" in r["status"] for r in recs):
@@ -350,6 +384,9 @@ def find_runs(doc):
 
 
 # -------------------------------------------------------------------- report helpers
+FIELDS_TRANSPORTS = ("p2p", "nbr", "shm", "cma", "rma-fence", "rma-pscw", "rma-passive")
+
+
 def ok(r):
     return r.get("status") == "ok" and r.get("us_per_swap_median") is not None
 
@@ -438,10 +475,15 @@ def launch_summary(recs):
     if not fixed:
         return None
     best = min(fixed, key=lambda r: r["us_per_swap_median"])
+    # auto chooses among the transports with their default options; variants with core
+    # options (stream=1, remap=1) are the user's choice and are reported, not raced.
+    plain = [r for r in fixed if ":" not in r["spec"]] or fixed
+    best_plain = min(plain, key=lambda r: r["us_per_swap_median"])
     get = lambda name: next((r for r in recs if r["spec"] == name and ok(r)), None)
     au, mref, pet, p2p = get("auto"), get("monc-ref"), get("petsc"), get("p2p")
-    return dict(best=best, auto=au, mref=mref, petsc=pet, p2p=p2p,
-                auto_ratio=au["us_per_swap_median"] / best["us_per_swap_median"] if au else None)
+    return dict(best=best, best_plain=best_plain, auto=au, mref=mref, petsc=pet, p2p=p2p,
+                auto_ratio=au["us_per_swap_median"] / best_plain["us_per_swap_median"]
+                if au else None)
 
 
 def summary_lines(recs, title):
@@ -460,12 +502,14 @@ def summary_lines(recs, title):
     L.append(line + ".")
     if s["auto"]:
         sel = s["auto"].get("selected", "?")
+        bp = s["best_plain"]
         same = next((r for r in recs if ok(r) and r["spec"] == sel), None)
-        L.append("  `auto` chose `%s`%s: %.2fx the fastest fixed (target <= 1.05: %s)%s." % (
-            sel, " (the fastest)" if sel == b["spec"] else "", s["auto_ratio"],
+        L.append("  `auto` chose `%s`%s: %.2fx the fastest fixed transport with default options, "
+                 "`%s` (target <= 1.05: %s)%s." % (
+            sel, " (the fastest)" if sel == bp["spec"] else "", s["auto_ratio"], bp["spec"],
             "met" if s["auto_ratio"] <= 1.05 else "NOT met",
             "; the chosen transport's own plan ran at %.2fx the fastest" % (
-                same["us_per_swap_median"] / b["us_per_swap_median"]) if same else ""))
+                same["us_per_swap_median"] / bp["us_per_swap_median"]) if same else ""))
     if s["mref"]:
         faster = ["`%s` %.2fx" % (r["spec"], 1 / r["ratio_to_monc_ref"]) for r in recs
                   if ok(r) and is_method(r) and r.get("ratio_to_monc_ref")]
@@ -726,16 +770,23 @@ def render_report(st, plots):
             L.append("- **%s**: no measurement.\n" % m.name)
             continue
         best = min(fixed, key=lambda r: r["us_per_swap_median"])
+        plain = [r for r in fixed if ":" not in r["spec"]] or fixed
+        bp = min(plain, key=lambda r: r["us_per_swap_median"])
         au = [r for r in tr if r["transport"] == "auto"]
         line = "- **%s**, MONC case at 2 ranks: fastest fixed transport `%s` (%s us/swap, %.2fx " \
-               "the memcpy bound)" % (m.name, best["spec"], fmt_us(best["us_per_swap_median"]),
-                                      best["ratio_to_memcpy_bound"])
+               "the memcpy bound)" % (m.name, bp["spec"], fmt_us(bp["us_per_swap_median"]),
+                                      bp["ratio_to_memcpy_bound"])
+        if best is not bp:
+            line += "; fastest variant `%s` (%s us/swap, %.2fx the bound: see the `--touch` " \
+                    "table for what it costs the model)" % (
+                        best["spec"], fmt_us(best["us_per_swap_median"]),
+                        best["ratio_to_memcpy_bound"])
         if au:
             a = au[0]
-            ratio = a["us_per_swap_median"] / best["us_per_swap_median"]
+            ratio = a["us_per_swap_median"] / bp["us_per_swap_median"]
             line += "; `auto` chose `%s` and ran at %.2fx the fastest fixed one (target <= 1.05: %s)" % (
                 a.get("selected", "?"), ratio, "met" if ratio <= 1.05 else "NOT met")
-            if a.get("selected") == best["transport"] and ratio > 1.05:
+            if a.get("selected") == bp["transport"] and ratio > 1.05:
                 line += " - it chose the fastest transport, and runs that transport's own plan, " \
                         "so the gap is this run's noise between two identical plans"
         L.append(line + ".")
@@ -788,6 +839,49 @@ def render_report(st, plots):
                      "own p2p and memcpy measurements.\n")
         if skipped:
             L.append("Not measured: " + "; ".join(skipped) + "\n")
+
+    # ---- halos read after the swap
+    tr = [r for r in st.records if r.get("study") == "monc-touch" and ok(r)]
+    if tr:
+        L.append("## MONC case with the halos read after each swap (`--touch`)\n")
+        L.append("Each swap is followed, inside the timing, by a read of every halo cell (the "
+                 "model's next step). Streaming stores (`stream=1`) skip reading a halo line "
+                 "before overwriting it, but leave it in memory rather than in the cache; where "
+                 "the fields fit the cache the model then pays that back. `auto` (the default) "
+                 "streams only when the plan's fields exceed the core's share of the last-level "
+                 "cache.\n")
+        L.append("| MPI | " + " | ".join("`%s`" % r["spec"] for r in tr
+                 if r["mpi_name"] == tr[0]["mpi_name"]) + " |")
+        L.append("|---|" + "---:|" * len([r for r in tr if r["mpi_name"] == tr[0]["mpi_name"]]))
+        for m in st.mpis:
+            rr = [r for r in tr if r["mpi_name"] == m.name]
+            if rr:
+                L.append("| %s | " % m.name + " | ".join(
+                    "%s us (%.2fx bound)" % (fmt_us(r["us_per_swap_median"]),
+                                             r.get("ratio_to_memcpy_bound") or 0) for r in rr) + " |")
+        L.append("")
+
+    # ---- reverse exchange and mixed depths
+    if st.fields:
+        L.append("## Reverse exchange and mixed depths (hs_fields_bench, MONC case, 2 ranks)\n")
+        L.append("Microseconds per operation, median over repetitions, forward and reverse "
+                 "(sum) interleaved in one launch; *mixed* = one plan with half the fields at "
+                 "depth 2 and half at depth 1, *separate* = the two halves as two plans swapped "
+                 "one after the other. Targets: reverse / forward <= 1.3, mixed / separate "
+                 "<= 1.0.\n")
+        L.append("| MPI | fields | transport | forward | reverse | rev/fwd | mixed | separate "
+                 "| mix/sep |")
+        L.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        nrev = nmix = tot = 0
+        for mname, alloc, rows in st.fields:
+            for w in rows:
+                tot += 1
+                nrev += w[3] <= 1.3
+                nmix += w[6] <= 1.0
+                L.append("| %s | %s | `%s` | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |" % (
+                    mname, alloc, w[0], w[1], w[2], w[3], w[4], w[5], w[6]))
+        L.append("\nReverse / forward <= 1.3 in %d of %d rows; mixed / separate <= 1.0 in %d of "
+                 "%d.\n" % (nrev, tot, nmix, tot))
 
     # ---- memory
     L.append("## Memory per plan per rank (MONC case, 2 ranks)\n")

@@ -246,6 +246,22 @@ static void keep_stage_offsets(hs_plan p) {
   p->noffsets = kept;
 }
 
+/* Indices of secs[0..n) field by field, stable (a counting sort on the field). */
+static int *field_order(const hs_section *secs, int n, int nf) {
+  int *order = malloc((size_t)(n + 1) * sizeof *order);
+  int *start = calloc((size_t)(nf + 1), sizeof *start);
+  if (!order || !start) {
+    free(order);
+    free(start);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) start[secs[i].box.field + 1]++;
+  for (int f = 0; f < nf; f++) start[f + 1] += start[f];
+  for (int i = 0; i < n; i++) order[start[secs[i].box.field]++] = i;
+  free(start);
+  return order;
+}
+
 int hs__build_geometry(hs_plan p) {
   enumerate_offsets(p);
   owned_ranges(p);
@@ -298,6 +314,14 @@ int hs__build_geometry(hs_plan p) {
     p->peers[kept++] = p->peers[k];
   }
   p->npeers = kept;
+  for (int k = 0; k < p->npeers; k++) {
+    hs_peer *pe = &p->peers[k];
+    pe->send_fm = field_order(pe->send, pe->nsend, nf);
+    pe->recv_fm = field_order(pe->recv, pe->nrecv, nf);
+    if (!pe->send_fm || !pe->recv_fm)
+      return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+    p->core_bytes += (uint64_t)(pe->nsend + pe->nrecv) * sizeof(int);
+  }
   int nself = 0;
   for (int i = 0; i < p->noffsets; i++)
     if (p->send_to[i] == p->rank) nself++;
@@ -324,6 +348,14 @@ int hs__build_geometry(hs_plan p) {
     }
   }
   free(tmp);
+  /* Self copies field by field (stable): their order is free, and the reverse picks them
+   * by offset, so within a field they stay in offset order. */
+  for (int i = 1; i < p->nself; i++) {
+    hs_selfcopy c = p->self[i];
+    int j = i;
+    for (; j > 0 && p->self[j - 1].src.box.field > c.src.box.field; j--) p->self[j] = p->self[j - 1];
+    p->self[j] = c;
+  }
   if (p->has_callbacks && maxself > 0) {
     p->self_bounce = malloc(maxself);
     if (!p->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");

@@ -55,6 +55,10 @@ typedef struct {
   size_t send_bytes, recv_bytes;
   int nsend, nrecv;
   hs_section *send, *recv;
+  /* send[] and recv[] indices field by field (stable: offsets in order within a field). The
+   * arrays' own order is the message layout; loops that copy sections whose order is free
+   * go field by field, which stays inside one array at a time. */
+  int *send_fm, *recv_fm;
 } hs_peer;
 
 typedef struct {

@@ -121,13 +121,17 @@ void hs__pack_sections(const hs_plan p, const hs_section *s, int n, void *const 
 }
 
 void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, char *buf) {
-  hs__pack_sections(p, peer->send, peer->nsend, arrays, buf);
+  for (int i = 0; i < peer->nsend; i++) {
+    const hs_section *s = &peer->send[peer->send_fm[i]];
+    hs__pack_section(p, s, hs__field_ptr(p, arrays, s->box.field),
+                     buf + (s->msg_offset - peer->send[0].msg_offset));
+  }
 }
 
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf) {
   for (int i = 0; i < peer->nrecv; i++) {
-    const hs_section *s = &peer->recv[i];
+    const hs_section *s = &peer->recv[peer->recv_fm[i]];
     hs__unpack_section(p, s, hs__field_ptr(p, arrays, s->box.field), buf + s->msg_offset);
   }
 }

@@ -116,6 +116,8 @@ static void free_core(hs_plan p) {
     for (int k = 0; k < p->npeers; k++) {
       free(p->peers[k].send);
       free(p->peers[k].recv);
+      free(p->peers[k].send_fm);
+      free(p->peers[k].recv_fm);
     }
   free(p->peers);
   free(p->self);

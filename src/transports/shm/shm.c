@@ -378,7 +378,8 @@ static void read_edge(hs_plan p, shm_t *t, shm_edge *e, void *const *arrays, int
     *err = HS_ERR_STATE;
     return;
   }
-  for (int j = 0; j < pe->nrecv; j++) {
+  for (int i = 0; i < pe->nrecv; i++) {
+    int j = pe->recv_fm[i];
     const hs_section *d = &pe->recv[j];
     const hs_section *s = &e->ssec[j];
     hs__copy_sections(p, s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));

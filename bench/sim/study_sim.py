@@ -182,6 +182,7 @@ def tables(rows):
                 cells = []
                 for n in ranks:
                     m = [r for r in sel if r["transport"] == t and r["ranks"] == n]
+                    m = [r for r in m if ok(r)] or m  # a finished run over an earlier failure
                     cells.append(f"{m[-1]['seconds_per_swap'] * 1e3:.3f}" if m and ok(m[-1])
                                  else (m[-1].get("status", "-")[:40] if m else "-"))
                 out.append(f"| {t} | " + " | ".join(cells) + " |")

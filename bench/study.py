@@ -475,8 +475,8 @@ def launch_summary(recs):
     if not fixed:
         return None
     best = min(fixed, key=lambda r: r["us_per_swap_median"])
-    # auto chooses among the transports with their default options; variants with core
-    # options (stream=1, remap=1) are the user's choice and are reported, not raced.
+    # auto races the transports with their default options (docs/benchmarks.md); the variants
+    # make bench adds (stream=1, remap=1) are the user's choice, reported, not raced.
     plain = [r for r in fixed if ":" not in r["spec"]] or fixed
     best_plain = min(plain, key=lambda r: r["us_per_swap_median"])
     get = lambda name: next((r for r in recs if r["spec"] == name and ok(r)), None)

@@ -351,6 +351,8 @@ class Study:
             json.dump(self.osu, f, indent=1)
         with open(os.path.join(self.out, "miniapps.json"), "w") as f:
             json.dump(self.apps, f, indent=1)
+        with open(os.path.join(self.out, "fields.json"), "w") as f:
+            json.dump(self.fields, f, indent=1)
         plots = make_plots(self)
         report = os.path.join(self.out, "report.md")
         with open(report, "w") as f:
@@ -986,6 +988,19 @@ def render_report(st, plots):
     else:
         L.append("No OSU results.\n")
 
+    # ---- the simulated study (bench/sim/study_sim.py writes it; SimGrid runs take hours)
+    sim = os.path.join(HERE, "results", "simulated.md")
+    if os.path.exists(sim):
+        with open(sim) as f:
+            body = f.read().split("\n")
+        L.append("## SIMULATED scaling at thousands of ranks (SimGrid SMPI, not measured)\n")
+        L.append("Copied from `bench/results/simulated.md` (`python3 bench/sim/study_sim.py`, "
+                 "docs/simulation.md), as of %s; plots `docs/img/sim_weak.png` and "
+                 "`docs/img/sim_strong.png`. Every number in this section is a simulation of a "
+                 "modelled platform, not a measurement on this machine.\n" % time.strftime(
+                     "%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(sim))))
+        for line in body[1:]:  # its own title replaced by the one above
+            L.append("#" + line if line.startswith("## ") else line)
     # ---- notes, failures, commands
     other = [n for n in st.notes if "mini" not in n]
     if other or st.failures:
@@ -1168,7 +1183,7 @@ def main():
     st = Study(args)
     if args.report_only:
         for name, attr in (("latest.json", "records"), ("osu.json", "osu"),
-                           ("miniapps.json", "apps")):
+                           ("miniapps.json", "apps"), ("fields.json", "fields")):
             path = os.path.join(st.out, name)
             if os.path.exists(path):
                 with open(path) as f:

@@ -95,7 +95,7 @@ def run_point(args, platform, ranks, study, transports, place="rank"):
            + cfg + [exe] + shape
            + ["--fields", fields, "--depth", str(DEPTH), "--swaps", str(args.swaps), "--warmup",
               str(args.warmup), "--place", place, "--label", f"{platform}/{study}",
-              "--pack-rate", str(args.pack_rate)])
+              "--pack-rate", str(args.pack_rate), "--quick-exit"])
     for t in transports:
         cmd += ["--transport", t]
     while quiet():  # another job is timing something: do not start

@@ -342,7 +342,8 @@ int main(int argc, char **argv) {
              status);
     fflush(stdout);
 #if HS_SIM_SMPI
-    if (o.quick_exit && t == o.nspecs - 1) _exit(failed); /* the whole simulation, now */
+    /* rank 0 only: another rank ending the process first would lose the printed line */
+    if (o.quick_exit && rank == 0 && t == o.nspecs - 1) _exit(failed);
 #endif
     hs_plan_free(&p);
   }

@@ -766,15 +766,11 @@ def render_report(st, plots):
     L.append("## Which transport to use here\n")
     for m in st.mpis:
         recs = [r for r in st.records if r.get("study") == "monc" and r["mpi_name"] == m.name]
-        tr = [r for r in recs if ok(r) and not r["transport"].startswith("memcpy")]
-        fixed = [r for r in tr if r["transport"] != "auto"]
-        if not fixed:
+        s = launch_summary(recs)
+        if not s:
             L.append("- **%s**: no measurement.\n" % m.name)
             continue
-        best = min(fixed, key=lambda r: r["us_per_swap_median"])
-        plain = [r for r in fixed if ":" not in r["spec"]] or fixed
-        bp = min(plain, key=lambda r: r["us_per_swap_median"])
-        au = [r for r in tr if r["transport"] == "auto"]
+        best, bp, a = s["best"], s["best_plain"], s["auto"]
         line = "- **%s**, MONC case at 2 ranks: fastest fixed transport `%s` (%s us/swap, %.2fx " \
                "the memcpy bound)" % (m.name, bp["spec"], fmt_us(bp["us_per_swap_median"]),
                                       bp["ratio_to_memcpy_bound"])
@@ -783,9 +779,8 @@ def render_report(st, plots):
                     "table for what it costs the model)" % (
                         best["spec"], fmt_us(best["us_per_swap_median"]),
                         best["ratio_to_memcpy_bound"])
-        if au:
-            a = au[0]
-            ratio = a["us_per_swap_median"] / bp["us_per_swap_median"]
+        if a:
+            ratio = s["auto_ratio"]
             line += "; `auto` chose `%s` and ran at %.2fx the fastest fixed one (target <= 1.05: %s)" % (
                 a.get("selected", "?"), ratio, "met" if ratio <= 1.05 else "NOT met")
             if a.get("selected") == bp["transport"] and ratio > 1.05:

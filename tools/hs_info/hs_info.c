@@ -2,7 +2,8 @@
  * here (run under mpiexec to ask on several ranks) and its options with their defaults.
  *   hs_info               the listing (the same as --help-transports)
  *   hs_info --markdown    the options as the Markdown table rows docs/api.md holds
- *   hs_info --names       one built transport name per line */
+ *   hs_info --names       one built transport name per line
+ *   hs_info --usable-names  one name per line of the built transports usable here */
 #include "haloswap.h"
 
 #include <stdio.h>
@@ -43,8 +44,10 @@ int main(int argc, char **argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char *mode = argc > 1 ? argv[1] : "--help-transports";
-  if (strcmp(mode, "--help-transports") && strcmp(mode, "--markdown") && strcmp(mode, "--names")) {
-    if (rank == 0) fprintf(stderr, "usage: hs_info [--help-transports | --markdown | --names]\n");
+  if (strcmp(mode, "--help-transports") && strcmp(mode, "--markdown") && strcmp(mode, "--names") &&
+      strcmp(mode, "--usable-names")) {
+    if (rank == 0)
+      fprintf(stderr, "usage: hs_info [--help-transports | --markdown | --names | --usable-names]\n");
     MPI_Finalize();
     return 2;
   }
@@ -64,6 +67,9 @@ int main(int argc, char **argv) {
     }
     if (rank != 0) continue;
     if (!strcmp(mode, "--names")) printf("%s\n", name);
+    else if (!strcmp(mode, "--usable-names")) {
+      if (usable) printf("%s\n", name);
+    }
     else if (!strcmp(mode, "--markdown")) markdown(name);
     else printf("%s%s%s%s\n", buf, usable ? "" : "  NOT USABLE HERE: ", usable ? "" : why,
                 usable ? "" : "\n");

@@ -1,0 +1,47 @@
+# Shared by tools/real-code/<code>.sh (sourced by tools/check-real-code; never run alone).
+# Each code's script defines what to build and run; these helpers build haloswap for an MPI
+# library, list the transports to try, and print the one table format every code shares.
+
+# hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
+# built with the repository's Makefile if missing). Prints its path.
+hs_build_dir() {
+  local mpi=$1 dir=$HS_CHECK_ROOT/build/$1
+  if [ ! -x "$dir/tools/hs_info/hs_info" ]; then
+    make -C "$HS_CHECK_ROOT" "build-$mpi" >&2
+  fi
+  echo "$dir"
+}
+
+# hs_install MPI DIR: installs haloswap built with MPI into DIR (CMake package, pkg-config
+# files, Fortran modules, drop-in sources under DIR/share/haloswap/).
+hs_install() {
+  local bdir; bdir=$(hs_build_dir "$1")
+  cmake --install "$bdir" --prefix "$2" >/dev/null
+}
+
+# hs_transports MPI: the transports to try (--transports, else every one hs_info reports usable).
+hs_transports() {
+  if [ -n "$HS_CHECK_TRANSPORTS" ]; then echo "$HS_CHECK_TRANSPORTS"; return; fi
+  local bdir; bdir=$(hs_build_dir "$1")
+  "$bdir/tools/hs_info/hs_info" --usable-names 2>/dev/null || echo p2p
+}
+
+# hs_mpiexec MPI: the launcher command for that MPI library, oversubscription allowed.
+hs_mpiexec() {
+  case $1 in
+    openmpi) echo "mpiexec.openmpi --oversubscribe" ;;
+    mpich) echo "mpiexec.mpich" ;;
+  esac
+}
+
+# The table: one row per (case, ranks, transport, MPI). result is "identical" or "DIFFERS".
+hs_table_header() {
+  printf '| %-24s | %5s | %-16s | %-7s | %-9s | %s\n' case ranks transport MPI result detail
+  printf '|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..26})" "-------" \
+    "$(printf -- '-%.0s' {1..18})" "---------" "-----------" "--------"
+}
+HS_CHECK_FAILS=0
+hs_table_row() { # case ranks transport mpi result detail
+  printf '| %-24s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}"
+  [ "$5" = identical ] || [ "$5" = skipped ] || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+}

@@ -154,7 +154,15 @@ struct hs_plan_s {
   bool has_callbacks;     /* some field uses pack/unpack hooks (no datatypes possible) */
 
   int noffsets;
-  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* canonical order */
+  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order (canonical: lexicographic) */
+  /* Combine order (hs_order, docs/design.md "Reverse exchange"), validated and copied from the
+   * description: the offsets as given (HS_ORDER_OFFSETS), the sweep axes as given (HS_ORDER_SWEEP;
+   * nsweep 0 = the exchanged axes). A delegating transport passes them on to its plans. */
+  hs_order order;
+  int norder;
+  int order_offsets[HS_MAX_OFFSETS][HS_MAX_DIMS];
+  int nsweep;
+  int sweep_axes[HS_MAX_DIMS];
   int send_to[HS_MAX_OFFSETS];   /* rank receiving my strip for offset i (or MPI_PROC_NULL) */
   int recv_from[HS_MAX_OFFSETS]; /* rank whose strip fills my halo on side i */
 
@@ -428,12 +436,20 @@ int hs__staged_complete(hs_plan p, void *const *arrays);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
 uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
+/* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
+ * exchanged axes x, y, z); returns how many. */
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
 /* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
 int hs__check_same(hs_plan p, const hs_plan_desc *desc);
+/* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
+ * geometry is known). */
+int hs__check_sweep(const hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
+/* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
+void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 /* Global coordinate of local index i on axis a (wrapped on periodic axes). */

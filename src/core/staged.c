@@ -115,6 +115,15 @@ int hs__staged_setup(hs_plan p) {
   return HS_OK;
 }
 
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]) {
+  int n = 0;
+  for (int k = 0; k < (p->nsweep ? p->nsweep : p->ndims); k++) {
+    int a = p->nsweep ? p->sweep_axes[k] : k;
+    if (p->axis_swapped[a]) axes[n++] = a;
+  }
+  return n;
+}
+
 void hs__staged_free(hs_plan p) {
   struct hs_staged *s = p->staged;
   if (!s) return;

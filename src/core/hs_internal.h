@@ -201,7 +201,9 @@ struct hs_plan_s {
   struct hs_staged *staged;  /* the stages of a staged plan; NULL: direct */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
-                                stage, so its sections include the halos filled there */
+                                stage, so its sections include the halos filled there;
+                                HS_STAGE_FULL: a sweep's stage, whose sections span the whole
+                                swapped halo on every other axis */
   /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
   struct hs_remap *remap;
 };
@@ -422,7 +424,10 @@ int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs
 int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
                           hs_plan *out);
 
-/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport */
+/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
+ * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
+ * forward and reverse */
+#define HS_STAGE_FULL 0x100u
 /* Instead of the transport's setup: build the stages (or, with no edge or corner to carry,
  * set the transport up directly). Collective. */
 int hs__staged_setup(hs_plan p);
@@ -433,6 +438,9 @@ bool hs__staged_useful(const hs_plan p);
 int hs__staged_start(hs_plan p, void *const *arrays);
 int hs__staged_test(hs_plan p, void *const *arrays, int *done);
 int hs__staged_complete(hs_plan p, void *const *arrays);
+/* A sweep's reverse: each stage's own reverse, in the sweep order. */
+int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
 uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */

@@ -157,11 +157,11 @@ static void free_core(hs_plan p) {
 }
 
 /* The transport's setup, or the staged exchange's (core option staged=1), and its undoing. */
+/* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
+ * whose plans sweep themselves. */
 static int setup(hs_plan p) {
-  if (p->order == HS_ORDER_SWEEP)
-    return hs__error(HS_ERR_UNAVAILABLE, "hs_plan_create: HS_ORDER_SWEEP comes with the sweep "
-                                         "commit of this branch");
-  return p->core.staged ? hs__staged_setup(p) : p->ops->setup(p);
+  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
+  return p->core.staged || sweep ? hs__staged_setup(p) : p->ops->setup(p);
 }
 static void destroy(hs_plan p) {
   if (!p->staged && p->ops->destroy) p->ops->destroy(p);
@@ -350,6 +350,8 @@ int hs_swap(hs_plan p, void *const *arrays) {
 }
 
 /* ------------------------------------------------------------------ reverse exchange */
+static hs_plan delegate_of(hs_plan p);
+
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
   if (p->in_progress || p->reverse_in_progress)
@@ -360,9 +362,16 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   int rc = check_arrays(p, arrays, "hs_reverse_start");
   if (rc != HS_OK) return rc;
   double t0 = hs__wtime();
-  /* A staged plan reverses directly (docs/design.md, "Staged exchange"). */
-  rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
-                                           : hs__reverse_start(p, op, arrays);
+  /* A staged plan reverses directly (docs/design.md, "Staged exchange"); a sweep reverses
+   * stage by stage, a delegating one through the plan that sweeps. */
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  if (dl)
+    rc = hs_reverse_start(dl, op, arrays);
+  else if (p->staged && p->order == HS_ORDER_SWEEP)
+    rc = hs__sweep_reverse_start(p, op, arrays);
+  else
+    rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
+                                             : hs__reverse_start(p, op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
     p->reverse_in_progress = true;
@@ -377,9 +386,16 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
     return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on "
                                    "this plan");
   double t0 = hs__wtime();
-  int rc = p->ops->reverse_complete && !p->staged
-               ? p->ops->reverse_complete(p, p->reverse_op, arrays)
-               : hs__reverse_complete(p, p->reverse_op, arrays);
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  int rc;
+  if (dl)
+    rc = hs_reverse_complete(dl, arrays);
+  else if (p->staged && p->order == HS_ORDER_SWEEP)
+    rc = hs__sweep_reverse_complete(p, p->reverse_op, arrays);
+  else
+    rc = p->ops->reverse_complete && !p->staged
+             ? p->ops->reverse_complete(p, p->reverse_op, arrays)
+             : hs__reverse_complete(p, p->reverse_op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
   if (rc == HS_OK) p->stats.reverses++;

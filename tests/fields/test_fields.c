@@ -156,6 +156,30 @@ static const config configs[] = {
      {{F64, Z, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
       {I32, X, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
      0, 0, HS_ORDER_OFFSETS, 8, EPIC_ORDER, 0, {0}},
+    /* Sweeps (EPOCH, Lare3d): forward and reverse stage by stage over full transverse slabs. */
+    {"order", "sweep-epoch-3d", 3, {12, 9, 8}, {0, 0, 0}, {1, 1, 1}, {2, 2, 2}, HS_STENCIL_BOX, 2,
+     {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {I32, Z, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
+    {"order", "sweep-zxy-walled", 3, {10, 9, 6}, {0, 0, 0}, {0, 1, 0}, {1, 1, 1}, HS_STENCIL_BOX, 2,
+     {{F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {F32, Z, {1, 1, 1}, {2, 2, 2}, 1, {1, 1, 1}, {2, 2, 2}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 3, {2, 0, 1}},
+    /* Lare3d's fields: cell-centred, node-centred (upper rank owns the shared plane) and
+     * face-centred on x (lower rank owns it), walled y. */
+    {"order", "sweep-lare3d", 3, {10, 9, 6}, {0, 0, 0}, {1, 0, 1}, {2, 2, 2}, HS_STENCIL_BOX, 3,
+     {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0},
+      {F32, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 0, 0}, {LO, 0, 0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
+    {"order", "sweep-2d-in-3d", 3, {10, 9, 4}, {0, 0, 1}, {1, 0, 0}, {1, 1, 0}, HS_STENCIL_BOX, 2,
+     {{F64, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {0}, {0}, {0}, 3, HS_COMP_SLOWEST},
+      {F64, Z, {1, 1, 0}, {1, 1, 0}, 1, {1, 1, 0}, {1, 1, 0}, {0}, {0}, {0, 0, 1}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 2, {1, 0}},
+    {"order", "sweep-2d-walled-d3", 2, {27, 26, 1}, {0, 0, 0}, {1, 0, 0}, {3, 3, 0}, HS_STENCIL_BOX, 2,
+     {{F64, X, {3, 3, 0}, {3, 3, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {I64, Z, {3, 3, 0}, {3, 3, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
 };
 
 /* ------------------------------------------------------------------ test-side geometry */
@@ -363,6 +387,42 @@ static void side_range(const tf *t, int a, int s, int recv, int *lo, int *hi) {
     *lo = s < 0 ? lx : c - t->dl[a];
     *hi = s < 0 ? lx + t->dh[a] + hx : c + lx;
   }
+}
+
+/* Lare3d's own index ranges (src/core/mpiboundary.f90, nx = 7, 2 ghosts), as our [lo, hi)
+ * (its cell i is our point i - 1, its node i our point i), in the order: sent toward the
+ * lower rank, received from the upper, sent toward the upper, received from the lower.
+ *   cell-centred: 1:2, nx+1:nx+2, nx-1:nx, -1:0
+ *   velocity (upper rank owns the shared node): 0:2, nx:nx+2, nx-2:nx-1, -2:-1
+ *   normal B (lower rank owns the shared face): 1:2, nx+1:nx+2, nx-2:nx, -2:0
+ * side_range with HS_OWNER_UPPER / HS_OWNER_LOWER must give exactly these, so the sweep
+ * oracle (and the sweep it checks in sweep-lare3d) moves Lare3d's planes. Returns the number
+ * of mismatches. */
+static int lare3d_ranges(void) {
+  static const struct { int node, owner, r[4][2]; } want[3] = {
+      {0, 0, {{0, 2}, {7, 9}, {5, 7}, {-2, 0}}},
+      {1, UP, {{0, 3}, {7, 10}, {5, 7}, {-2, 0}}},
+      {1, LO, {{1, 3}, {8, 10}, {5, 8}, {-2, 1}}}};
+  static const int side[4] = {-1, 1, 1, -1}, recv[4] = {0, 1, 0, 1};
+  int bad = 0;
+  for (int i = 0; i < 3; i++) {
+    fspec fs;
+    memset(&fs, 0, sizeof fs);
+    fs.node[0] = want[i].node;
+    fs.owner[0] = want[i].owner;
+    tf t;
+    memset(&t, 0, sizeof t);
+    t.s = &fs;
+    t.cells[0] = 7;
+    t.n[0] = 7 + fs.node[0];
+    t.dl[0] = t.dh[0] = 2;
+    for (int j = 0; j < 4; j++) {
+      int lo, hi;
+      side_range(&t, 0, side[j], recv[j], &lo, &hi);
+      bad += lo != want[i].r[j][0] || hi != want[i].r[j][1];
+    }
+  }
+  return bad;
 }
 
 static int in_range(const tf *t, int a, int s, int recv, int v) {
@@ -999,6 +1059,10 @@ int main(int argc, char **argv) {
     }
   int passed = 0, failed = 0, skipped = 0;
   int nconf = (int)(sizeof configs / sizeof configs[0]);
+  if ((!group || !strcmp(group, "order")) && lare3d_ranges()) {
+    if (r.rank == 0) printf("FAIL order: the sweep oracle's planes are not Lare3d's\n");
+    failed++;
+  }
   for (int ci = 0; ci < nconf; ci++) {
     const config *c = &configs[ci];
     if (group && strcmp(group, c->group)) continue;

@@ -185,6 +185,14 @@ void hs_field_set_components(hs_field *f, int ncomp, hs_comp_order order,
 hs_field hs_field_array(hs_type type, void *data, hs_layout layout, int halo);
 
 /* ---------------------------------------------------------------- plans */
+/* The combine order of the reverse exchange (docs/api.md, "Combine order"), a property of the
+ * plan. HS_ORDER_CANONICAL: offsets in lexicographic order. HS_ORDER_OFFSETS: offsets in the
+ * order given (EPIC's W, E, S, N, NE, SE, SW, NW); the forward swap is unchanged.
+ * HS_ORDER_SWEEP: forward and reverse run one stage per exchanged axis in the sweep order,
+ * each over the full transverse extent including halos (Lare3d, EPOCH); afterwards the halos
+ * of the other axes hold partial sums, as the sweep codes leave them. */
+typedef enum { HS_ORDER_CANONICAL = 0, HS_ORDER_OFFSETS = 1, HS_ORDER_SWEEP = 2 } hs_order;
+
 typedef struct {
   int depth[HS_MAX_DIMS];     /* halo depth to swap per axis, 0..HS_MAX_DEPTH */
   hs_stencil stencil;
@@ -195,10 +203,22 @@ typedef struct {
   hs_transport_id transport;  /* used when transport_name is NULL */
   const char *transport_name; /* e.g. "p2p" or "rma-fence:drive=get"; overrides the enum */
   const char *options;        /* extra "key=value,key=value" transport options, or NULL */
+  /* Combine order (zero: canonical). Set with the setters below. */
+  hs_order order;
+  int norder;                 /* HS_ORDER_OFFSETS: number of offsets in order_offsets */
+  const int *order_offsets;   /* HS_ORDER_OFFSETS: norder triples (ox, oy, oz), each in {-1,0,1};
+                                 read during hs_plan_create only */
+  int nsweep;                 /* HS_ORDER_SWEEP: axes in sweep_axes; 0 = the exchanged axes x, y, z */
+  int sweep_axes[HS_MAX_DIMS];
 } hs_plan_desc;
 
-/* Depth 1 on x and y, box stencil, HS_TRANSPORT_DEFAULT, no options. */
+/* Depth 1 on x and y, box stencil, HS_TRANSPORT_DEFAULT, no options, canonical order. */
 void hs_plan_desc_init(hs_plan_desc *desc);
+/* Store a combine order (hs_plan_create validates it, collectively): the reverse combines
+ * offset by offset in the order of `offsets` (n triples; every offset the plan uses exactly
+ * once, others skipped), or sweeps the n axes `axes` (0-based; n = 0: x, y, z). */
+void hs_plan_desc_set_order_offsets(hs_plan_desc *d, int n, const int *offsets);
+void hs_plan_desc_set_order_sweep(hs_plan_desc *d, int n, const int *axes);
 
 /* Collective over the decomposition's communicator. Validates every argument on every rank
  * and fails on all ranks with the same message if any rank's input is bad. */
@@ -217,9 +237,10 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done);
 /* ---------------------------------------------------------------- reverse exchange */
 /* Every halo cell the plan's forward swap writes is sent back to the rank that owns the
  * cell it mirrors and combined into that interior cell: sum (deposition/accumulation), max,
- * min or replace. Contributions are combined after all have arrived, in the plan's canonical
- * offset order (periodic self contributions in their place), so results are bit-identical
- * across transports, process placements and runs. Halo cells are left as they were. */
+ * min or replace. Contributions are combined after all have arrived, in the plan's combine
+ * order (hs_order; periodic self contributions in their place), so results are bit-identical
+ * across transports, process placements and runs. Halo cells are left as they were, except
+ * with HS_ORDER_SWEEP (the halos of the other axes then hold partial sums). */
 typedef enum { HS_OP_SUM = 0, HS_OP_MAX = 1, HS_OP_MIN = 2, HS_OP_REPLACE = 3 } hs_op;
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs_reverse_complete(hs_plan p, void *const *arrays);

@@ -84,7 +84,10 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       b.count[a] = fi->n[a];
       continue;
     }
-    if (o[a] == 0 && (p->stage_wide >> a & 1u))
+    if (o[a] == 0 && (p->stage_wide & HS_STAGE_FULL)) { /* a sweep: the whole swapped halo */
+      b.lo[a] = -fi->dlo[a];
+      b.count[a] = fi->dlo[a] + fi->n[a] + fi->dhi[a];
+    } else if (o[a] == 0 && (p->stage_wide >> a & 1u))
       widened(p, fi, a, &b.lo[a], &b.count[a]);
     else
       interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
@@ -184,6 +187,44 @@ static void enumerate_offsets(hs_plan p) {
       }
 }
 
+/* HS_ORDER_OFFSETS: the offsets the plan uses, put in the given order (the others given are
+ * skipped). Every offset used must be named: the order of the reverse's steps, the message
+ * layout and the section order all follow this list (docs/design.md). */
+static int apply_order(hs_plan p) {
+  if (p->order != HS_ORDER_OFFSETS || p->stage_axis) return HS_OK;
+  int out[HS_MAX_OFFSETS][HS_MAX_DIMS], n = 0;
+  bool taken[HS_MAX_OFFSETS] = {false};
+  for (int k = 0; k < p->norder; k++)
+    for (int i = 0; i < p->noffsets; i++)
+      if (!taken[i] && !memcmp(p->offsets[i], p->order_offsets[k], sizeof p->offsets[i])) {
+        taken[i] = true;
+        memcpy(out[n++], p->offsets[i], sizeof out[0]);
+      }
+  for (int i = 0; i < p->noffsets; i++)
+    if (!taken[i])
+      return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets (%d entries) does not name "
+                                   "offset (%d,%d,%d), which the plan uses; name every offset the "
+                                   "plan uses once", p->norder, p->offsets[i][0],
+                       p->offsets[i][1], p->offsets[i][2]);
+  memcpy(p->offsets, out, (size_t)n * sizeof out[0]);
+  return HS_OK;
+}
+
+void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
+  if (p->order == HS_ORDER_SWEEP) {
+    int axes[HS_MAX_DIMS], na = hs__sweep_axes(p, axes);
+    hs__appendf(buf, len, n, "order sweep");
+    for (int k = 0; k < na; k++) hs__appendf(buf, len, n, "%s%c", k ? "," : " ", "xyz"[axes[k]]);
+    hs__appendf(buf, len, n, "; ");
+    return;
+  }
+  hs__appendf(buf, len, n, "order %s", p->order == HS_ORDER_OFFSETS ? "offsets" : "canonical");
+  for (int i = 0; p->order == HS_ORDER_OFFSETS && i < p->noffsets; i++)
+    hs__appendf(buf, len, n, " (%d,%d,%d)", p->offsets[i][0], p->offsets[i][1],
+                p->offsets[i][2]);
+  hs__appendf(buf, len, n, "; ");
+}
+
 static int peer_index(hs_plan p, int rank) {
   for (int i = 0; i < p->npeers; i++)
     if (p->peers[i].rank == rank) return i;
@@ -264,6 +305,8 @@ static int *field_order(const hs_section *secs, int n, int nf) {
 
 int hs__build_geometry(hs_plan p) {
   enumerate_offsets(p);
+  int rc = apply_order(p);
+  if (rc != HS_OK) return rc;
   owned_ranges(p);
   if (p->stage_axis) keep_stage_offsets(p);
   for (int i = 0; i < p->noffsets; i++) {

@@ -154,7 +154,15 @@ struct hs_plan_s {
   bool has_callbacks;     /* some field uses pack/unpack hooks (no datatypes possible) */
 
   int noffsets;
-  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* canonical order */
+  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order (canonical: lexicographic) */
+  /* Combine order (hs_order, docs/design.md "Reverse exchange"), validated and copied from the
+   * description: the offsets as given (HS_ORDER_OFFSETS), the sweep axes as given (HS_ORDER_SWEEP;
+   * nsweep 0 = the exchanged axes). A delegating transport passes them on to its plans. */
+  hs_order order;
+  int norder;
+  int order_offsets[HS_MAX_OFFSETS][HS_MAX_DIMS];
+  int nsweep;
+  int sweep_axes[HS_MAX_DIMS];
   int send_to[HS_MAX_OFFSETS];   /* rank receiving my strip for offset i (or MPI_PROC_NULL) */
   int recv_from[HS_MAX_OFFSETS]; /* rank whose strip fills my halo on side i */
 
@@ -193,7 +201,9 @@ struct hs_plan_s {
   struct hs_staged *staged;  /* the stages of a staged plan; NULL: direct */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
-                                stage, so its sections include the halos filled there */
+                                stage, so its sections include the halos filled there;
+                                HS_STAGE_FULL: a sweep's stage, whose sections span the whole
+                                swapped halo on every other axis */
   /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
   struct hs_remap *remap;
 };
@@ -414,7 +424,10 @@ int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs
 int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
                           hs_plan *out);
 
-/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport */
+/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
+ * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
+ * forward and reverse */
+#define HS_STAGE_FULL 0x100u
 /* Instead of the transport's setup: build the stages (or, with no edge or corner to carry,
  * set the transport up directly). Collective. */
 int hs__staged_setup(hs_plan p);
@@ -425,15 +438,26 @@ bool hs__staged_useful(const hs_plan p);
 int hs__staged_start(hs_plan p, void *const *arrays);
 int hs__staged_test(hs_plan p, void *const *arrays, int *done);
 int hs__staged_complete(hs_plan p, void *const *arrays);
+/* A sweep's reverse: each stage's own reverse, in the sweep order. */
+int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
 uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
+/* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
+ * exchanged axes x, y, z); returns how many. */
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
 /* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
 int hs__check_same(hs_plan p, const hs_plan_desc *desc);
+/* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
+ * geometry is known). */
+int hs__check_sweep(const hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
+/* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
+void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 /* Global coordinate of local index i on axis a (wrapped on periodic axes). */

@@ -66,6 +66,33 @@ void hs_plan_desc_init(hs_plan_desc *d) {
   d->transport = HS_TRANSPORT_DEFAULT;
 }
 
+void hs_plan_desc_set_order_offsets(hs_plan_desc *d, int n, const int *offsets) {
+  if (!d) return;
+  d->order = HS_ORDER_OFFSETS;
+  d->norder = n;
+  d->order_offsets = offsets;
+}
+
+void hs_plan_desc_set_order_sweep(hs_plan_desc *d, int n, const int *axes) {
+  if (!d) return;
+  d->order = HS_ORDER_SWEEP;
+  d->nsweep = n;
+  for (int k = 0; k < HS_MAX_DIMS; k++) /* no axes given: -1, which validation names */
+    d->sweep_axes[k] = k < n ? (axes ? axes[k] : -1) : 0;
+}
+
+/* The validated combine order into the plan (the description's list is read only here). */
+static void copy_order(hs_plan p, const hs_plan_desc *desc) {
+  p->order = desc->order;
+  if (p->order == HS_ORDER_OFFSETS) {
+    p->norder = desc->norder;
+    memcpy(p->order_offsets, desc->order_offsets, (size_t)desc->norder * sizeof p->order_offsets[0]);
+  } else if (p->order == HS_ORDER_SWEEP) {
+    p->nsweep = desc->nsweep;
+    memcpy(p->sweep_axes, desc->sweep_axes, sizeof p->sweep_axes);
+  }
+}
+
 /* ------------------------------------------------------------------ transport choice */
 static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags) {
   const char *spec = desc->transport_name;
@@ -130,7 +157,12 @@ static void free_core(hs_plan p) {
 }
 
 /* The transport's setup, or the staged exchange's (core option staged=1), and its undoing. */
-static int setup(hs_plan p) { return p->core.staged ? hs__staged_setup(p) : p->ops->setup(p); }
+/* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
+ * whose plans sweep themselves. */
+static int setup(hs_plan p) {
+  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
+  return p->core.staged || sweep ? hs__staged_setup(p) : p->ops->setup(p);
+}
 static void destroy(hs_plan p) {
   if (!p->staged && p->ops->destroy) p->ops->destroy(p);
 }
@@ -167,6 +199,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   p->nfields = desc->nfields;
   p->stage_axis = stage_axis;
   p->stage_wide = wide;
+  copy_order(p, desc);
   int mrc = MPI_Comm_dup(d->comm, &p->comm);
   if (mrc != MPI_SUCCESS) {
     p->comm = MPI_COMM_NULL;
@@ -175,6 +208,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   }
   MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
   rc = hs__copy_fields(p, desc);
+  if (rc == HS_OK) rc = hs__check_sweep(p);
   if (rc == HS_OK) rc = resolve_transport(p, desc, flags);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
@@ -316,6 +350,8 @@ int hs_swap(hs_plan p, void *const *arrays) {
 }
 
 /* ------------------------------------------------------------------ reverse exchange */
+static hs_plan delegate_of(hs_plan p);
+
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
   if (p->in_progress || p->reverse_in_progress)
@@ -326,9 +362,16 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   int rc = check_arrays(p, arrays, "hs_reverse_start");
   if (rc != HS_OK) return rc;
   double t0 = hs__wtime();
-  /* A staged plan reverses directly (docs/design.md, "Staged exchange"). */
-  rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
-                                           : hs__reverse_start(p, op, arrays);
+  /* A staged plan reverses directly (docs/design.md, "Staged exchange"); a sweep reverses
+   * stage by stage, a delegating one through the plan that sweeps. */
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  if (dl)
+    rc = hs_reverse_start(dl, op, arrays);
+  else if (p->staged && p->order == HS_ORDER_SWEEP)
+    rc = hs__sweep_reverse_start(p, op, arrays);
+  else
+    rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
+                                             : hs__reverse_start(p, op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
     p->reverse_in_progress = true;
@@ -343,9 +386,16 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
     return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on "
                                    "this plan");
   double t0 = hs__wtime();
-  int rc = p->ops->reverse_complete && !p->staged
-               ? p->ops->reverse_complete(p, p->reverse_op, arrays)
-               : hs__reverse_complete(p, p->reverse_op, arrays);
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  int rc;
+  if (dl)
+    rc = hs_reverse_complete(dl, arrays);
+  else if (p->staged && p->order == HS_ORDER_SWEEP)
+    rc = hs__sweep_reverse_complete(p, p->reverse_op, arrays);
+  else
+    rc = p->ops->reverse_complete && !p->staged
+             ? p->ops->reverse_complete(p, p->reverse_op, arrays)
+             : hs__reverse_complete(p, p->reverse_op, arrays);
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
   if (rc == HS_OK) p->stats.reverses++;
@@ -407,6 +457,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
   hs__appendf(buf, len, &n, "; rank %d; %d fields; depth %d,%d,%d; %s; %d offsets; ", p->rank,
               p->nfields, p->depth[0], p->depth[1], p->depth[2],
               p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);
+  hs__order_describe(p, buf, len, &n);
   if (p->staged) {
     hs__staged_describe(p, buf, len, &n);
   } else {

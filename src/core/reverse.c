@@ -2,8 +2,9 @@
  * transport: the forward swap's receive sections are the reverse's send sections and vice
  * versa. Each rank sends every halo box the forward swap writes back to the rank it came
  * from, receives its neighbours' boxes into buffers and combines them into its interior in
- * one fixed order: the plan's offsets in canonical order, then field, then component,
- * periodic self contributions in their place. The result therefore does not depend on
+ * one fixed order: the plan's offsets in the plan's order (p->offsets: canonical, or as given
+ * with HS_ORDER_OFFSETS), then field, then component, periodic self contributions in their
+ * place. The result therefore does not depend on
  * arrival order, transport or rank numbering.
  *
  * Messages move in pieces of whole sections of one offset (about PIECE bytes). The owner
@@ -204,8 +205,8 @@ static void cut(const hs_plan p, const int *edge_of, piece *in, piece *out, int 
   }
 }
 
-/* The steps in canonical order: offsets, then (within a message or the self list) field,
- * comp. Pulled steps of one edge with consecutive sections form groups of about GROUP. */
+/* The steps in the plan's order: offsets as p->offsets lists them, then (within a message or
+ * the self list) field, comp. Pulled steps of one edge with consecutive sections form groups of about GROUP. */
 static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
   for (int o = 0; o < p->noffsets; o++) {
     if (p->send_to[o] == MPI_PROC_NULL) continue;

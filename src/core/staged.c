@@ -9,7 +9,9 @@
  * geometry: the analytic check, auto's validation and the reverse exchange use it. Every
  * halo cell ends with the same bits as the direct exchange's: each is a copy of the owner's
  * value, carried through the intermediate ranks' halos. Pack/unpack hooks see the stages'
- * boxes, which span halo cells on the axes exchanged before (docs/design.md). */
+ * boxes, which span halo cells on the axes exchanged before (docs/design.md).
+ * The sweep (combine order HS_ORDER_SWEEP) runs the same stages in the sweep order with
+ * slabs over the whole swapped halo of every other axis, forward and reverse. */
 #include "hs_internal.h"
 
 #include <stdio.h>
@@ -73,7 +75,19 @@ int hs__staged_setup(hs_plan p) {
                      "hs_plan_create: transport %s: staged=1 applies to the transport that "
                      "moves the data; give it to a candidate (%s:candidates=[p2p:staged=1+...])",
                      p->transport_name, p->transport_name);
-  if (!hs__staged_useful(p)) return p->ops->setup(p);
+  /* A sweep stages even one axis: its slabs carry the other axes' halos (walls included),
+   * which the direct exchange leaves alone. */
+  bool sweep = p->order == HS_ORDER_SWEEP;
+  int axes[HS_MAX_DIMS], naxes = 0;
+  if (sweep) {
+    int all[HS_MAX_DIMS], n = hs__sweep_axes(p, all);
+    for (int k = 0; k < n; k++)
+      if (axis_staged(p, all[k])) axes[naxes++] = all[k];
+  } else if (hs__staged_useful(p)) {
+    for (int a = 0; a < p->ndims; a++)
+      if (axis_staged(p, a)) axes[naxes++] = a;
+  }
+  if (naxes == 0) return p->ops->setup(p); /* nothing to carry, or no neighbour to sweep to */
   struct hs_staged *s = calloc(1, sizeof *s);
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   p->staged = s;
@@ -89,13 +103,13 @@ int hs__staged_setup(hs_plan p) {
   d.transport_name = p->transport_name;
   d.options = opts;
   rc = hs__agree(p->comm, rc);
-  unsigned wide = 0;
-  for (int a = 0; a < p->ndims && rc == HS_OK; a++) {
-    if (!axis_staged(p, a)) continue;
+  unsigned wide = sweep ? HS_STAGE_FULL : 0u;
+  for (int k = 0; k < naxes && rc == HS_OK; k++) {
+    int a = axes[k];
     rc = hs__plan_create_stage(p->decomp, &d, a, wide, &s->stage[s->n]);
     if (rc != HS_OK) break; /* collective: failed on every rank */
     s->axis[s->n++] = a;
-    wide |= 1u << a;
+    if (!sweep) wide |= 1u << a;
   }
   if (rc != HS_OK) return rc;
   /* Statistics: every stage's messages; peers counted once. */
@@ -113,6 +127,15 @@ int hs__staged_setup(hs_plan p) {
   }
   p->stats.npeers = nr;
   return HS_OK;
+}
+
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]) {
+  int n = 0;
+  for (int k = 0; k < (p->nsweep ? p->nsweep : p->ndims); k++) {
+    int a = p->nsweep ? p->sweep_axes[k] : k;
+    if (p->axis_swapped[a]) axes[n++] = a;
+  }
+  return n;
 }
 
 void hs__staged_free(hs_plan p) {
@@ -164,9 +187,24 @@ int hs__staged_complete(hs_plan p, void *const *arrays) {
   return rc;
 }
 
+/* The sweep's reverse: each stage a whole reverse exchange of its own (the stage's offsets
+ * are -e_a, then +e_a, so its canonical order adds the lower neighbour's slab first), stage
+ * k + 1 started when stage k is complete on this rank. */
+int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  return hs_reverse_start(p->staged->stage[0], op, arrays);
+}
+
+int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  struct hs_staged *s = p->staged;
+  int rc = hs_reverse_complete(s->stage[0], arrays);
+  for (int k = 1; k < s->n && rc == HS_OK; k++) rc = hs_reverse(s->stage[k], op, arrays);
+  return rc;
+}
+
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
   const struct hs_staged *s = p->staged;
-  hs__appendf(buf, len, n, "staged in %d stages:", s->n);
+  hs__appendf(buf, len, n, "%s in %d stages:", p->order == HS_ORDER_SWEEP ? "swept" : "staged",
+              s->n);
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     hs__appendf(buf, len, n, "%s stage %c: %d peers", k ? ";" : "", axis_name[s->axis[k]],

@@ -126,6 +126,59 @@ static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
   return HS_OK;
 }
 
+/* The combine order's own arguments (what needs the plan's offsets or axes is checked when
+ * they are known: hs__order_offsets, hs__check_sweep). */
+static int check_order(const hs_decomp d, const hs_plan_desc *desc) {
+  if (desc->order == HS_ORDER_CANONICAL) return HS_OK;
+  if (desc->order == HS_ORDER_OFFSETS) {
+    if (desc->norder < 1 || desc->norder > HS_MAX_OFFSETS)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: norder = %d, must be 1..%d (HS_ORDER_OFFSETS "
+                                   "names each offset the plan uses once)", desc->norder,
+                       HS_MAX_OFFSETS);
+    if (!desc->order_offsets)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets is NULL with norder = %d",
+                       desc->norder);
+    for (int k = 0; k < desc->norder; k++) {
+      const int *o = desc->order_offsets + 3 * k;
+      bool ok = o[0] || o[1] || o[2];
+      for (int a = 0; a < 3; a++) ok &= o[a] >= -1 && o[a] <= 1;
+      if (!ok)
+        return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d): each "
+                                     "component must be -1, 0 or 1, not all 0", k, o[0], o[1], o[2]);
+      for (int j = 0; j < k; j++)
+        if (!memcmp(o, desc->order_offsets + 3 * j, 3 * sizeof *o))
+          return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d) repeats "
+                                       "order_offsets[%d]; name each offset once", k, o[0], o[1],
+                           o[2], j);
+    }
+    return HS_OK;
+  }
+  if (desc->order != HS_ORDER_SWEEP)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: order = %d is not an hs_order", (int)desc->order);
+  if (desc->nsweep < 0 || desc->nsweep > d->ndims)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: nsweep = %d, must be 0..%d (0: the exchanged "
+                                 "axes x, y, z)", desc->nsweep, d->ndims);
+  for (int k = 0; k < desc->nsweep; k++) {
+    int a = desc->sweep_axes[k];
+    if (a < 0 || a >= d->ndims)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: sweep_axes[%d] = %d, must be 0..%d", k, a,
+                       d->ndims - 1);
+    for (int j = 0; j < k; j++)
+      if (desc->sweep_axes[j] == a)
+        return hs__error(HS_ERR_ARG, "hs_plan_create: sweep_axes[%d] = %d repeats "
+                                     "sweep_axes[%d]; name each axis once", k, a, j);
+  }
+  if (desc->oneway != HS_ONEWAY_NONE)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: HS_ORDER_SWEEP with oneway = %d: a sweep "
+                                 "exchanges both faces of every axis; use HS_ONEWAY_NONE",
+                     (int)desc->oneway);
+  if (desc->stencil == HS_STENCIL_STAR)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: HS_ORDER_SWEEP with stencil = "
+                                 "HS_STENCIL_STAR: a sweep carries edges and corners through the "
+                                 "faces (full transverse slabs); use HS_STENCIL_BOX");
+  return HS_OK;
+}
+
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc) {
   for (int a = 0; a < HS_MAX_DIMS; a++) {
     int dp = desc->depth[a];
@@ -159,7 +212,8 @@ int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc) {
       return hs__error(HS_ERR_ARG, "hs_plan_create: oneway_axis = %d has depth 0",
                        desc->oneway_axis);
   }
-  int rc = check_fields(d, desc);
+  int rc = check_order(d, desc);
+  if (rc == HS_OK) rc = check_fields(d, desc);
   for (int f = 0; rc == HS_OK && f < desc->nfields; f++) rc = check_geometry(d, desc, f);
   return rc;
 }
@@ -172,10 +226,10 @@ static int hash_str(const char *s) {
 }
 
 int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
-  enum { N = 12 };
+  enum { N = 13 };
   int v[N] = {desc->nfields, desc->depth[0], desc->depth[1], desc->depth[2],
               (int)desc->stencil, (int)desc->oneway, desc->oneway_axis, 0,
-              hash_str(p->transport_name), 0, 0, 0};
+              hash_str(p->transport_name), 0, 0, 0, 0};
   unsigned th = 0;
   for (int f = 0; f < desc->nfields; f++)
     th = th * 31u + (unsigned)desc->fields[f].type * 7u + (desc->fields[f].pack ? 1u : 0u);
@@ -196,16 +250,22 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
     gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->fat);
   }
   v[11] = (int)(gh & 0x7fffffff);
+  unsigned rh = (unsigned)p->order * 7919u + (unsigned)p->norder * 31u + (unsigned)p->nsweep;
+  for (int k = 0; k < p->norder; k++)
+    for (int a = 0; a < 3; a++) rh = rh * 3u + (unsigned)(p->order_offsets[k][a] + 1);
+  for (int k = 0; k < p->nsweep; k++) rh = rh * 5u + (unsigned)p->sweep_axes[k];
+  v[12] = (int)(rh & 0x7fffffff);
   int lo[N], hi[N];
   MPI_Allreduce(v, lo, N, MPI_INT, MPI_MIN, p->comm);
   MPI_Allreduce(v, hi, N, MPI_INT, MPI_MAX, p->comm);
   static const char *names[N] = {"nfields", "depth[0]", "depth[1]", "depth[2]", "stencil",
                                  "oneway", "oneway_axis", "field types", "transport",
                                  "transport options", "pack/unpack hooks",
-                                 "field geometry (depths, staggering, extents, components)"};
+                                 "field geometry (depths, staggering, extents, components)",
+                                 "combine order (order, order_offsets, sweep_axes)"};
   for (int i = 0; i < N; i++)
     if (lo[i] != hi[i]) {
-      if (i == 7 || i == 8 || i == 9 || i == 11)
+      if (i == 7 || i == 8 || i == 9 || i == 11 || i == 12)
         return hs__error(HS_ERR_MISMATCH, "hs_plan_create: ranks disagree on the %s (this rank: "
                                           "%s)",
                          names[i], i == 8 ? p->transport_name : "see the plan description");
@@ -213,5 +273,18 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
                        "hs_plan_create: ranks disagree on %s (values from %d to %d)", names[i],
                        lo[i], hi[i]);
     }
+  return HS_OK;
+}
+
+int hs__check_sweep(const hs_plan p) {
+  if (p->order != HS_ORDER_SWEEP || p->nsweep == 0) return HS_OK;
+  for (int a = 0; a < p->ndims; a++) {
+    bool named = false;
+    for (int k = 0; k < p->nsweep; k++) named |= p->sweep_axes[k] == a;
+    if (p->axis_swapped[a] && !named)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: sweep_axes (%d entries) does not name axis "
+                                   "%d, which the plan exchanges; name every exchanged axis once",
+                       p->nsweep, a);
+  }
   return HS_OK;
 }

@@ -324,6 +324,66 @@ static void c_api_cases(void) {
   PLAN_CASE("hs_plan_create: transport id out of range", pd, HS_ERR_ARG,
             "transport = 99 is not an hs_transport_id");
 
+  /* ---- combine order */
+  static const int epic[8][3] = {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0},
+                                 {1, 1, 0},  {1, -1, 0}, {-1, -1, 0}, {-1, 1, 0}};
+  int offs[8][3];
+  pd = plan_desc(1);
+  pd.order = (hs_order)7;
+  PLAN_CASE("hs_plan_create: order not an hs_order", pd, HS_ERR_ARG, "order = 7 is not an hs_order");
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_offsets(&pd, 0, &epic[0][0]);
+  PLAN_CASE("hs_plan_create: norder = 0", pd, HS_ERR_ARG, "norder = 0", "1..26");
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_offsets(&pd, 27, &epic[0][0]);
+  PLAN_CASE("hs_plan_create: norder above 26", pd, HS_ERR_ARG, "norder = 27", "1..26");
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_offsets(&pd, 8, NULL);
+  PLAN_CASE("hs_plan_create: order_offsets NULL", pd, HS_ERR_ARG, "order_offsets is NULL",
+            "norder = 8");
+  memcpy(offs, epic, sizeof offs);
+  offs[1][0] = 2;
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_offsets(&pd, 8, &offs[0][0]);
+  PLAN_CASE("hs_plan_create: order offset component out of range", pd, HS_ERR_ARG,
+            "order_offsets[1] = (2,0,0)", "-1, 0 or 1");
+  memcpy(offs, epic, sizeof offs);
+  offs[0][0] = 0;
+  PLAN_CASE("hs_plan_create: the zero order offset", pd, HS_ERR_ARG, "order_offsets[0] = (0,0,0)");
+  memcpy(offs, epic, sizeof offs);
+  offs[3][1] = 0, offs[3][0] = -1;
+  PLAN_CASE("hs_plan_create: an order offset listed twice", pd, HS_ERR_ARG,
+            "order_offsets[3] = (-1,0,0) repeats order_offsets[0]");
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_offsets(&pd, 7, &epic[0][0]);
+  PLAN_CASE("hs_plan_create: an offset the plan uses missing from the order", pd, HS_ERR_ARG,
+            "does not name offset (-1,1,0)", "which the plan uses");
+  pd = plan_desc(1);
+  int axes[3] = {0, 1, 2};
+  hs_plan_desc_set_order_sweep(&pd, 4, axes);
+  PLAN_CASE("hs_plan_create: nsweep above the axes", pd, HS_ERR_ARG, "nsweep = 4", "0..3");
+  axes[0] = 3;
+  hs_plan_desc_set_order_sweep(&pd, 1, axes);
+  PLAN_CASE("hs_plan_create: sweep axis out of range", pd, HS_ERR_ARG, "sweep_axes[0] = 3", "0..2");
+  axes[0] = axes[1] = 0;
+  hs_plan_desc_set_order_sweep(&pd, 2, axes);
+  PLAN_CASE("hs_plan_create: sweep axis twice", pd, HS_ERR_ARG,
+            "sweep_axes[1] = 0 repeats sweep_axes[0]");
+  hs_plan_desc_set_order_sweep(&pd, 1, axes);
+  PLAN_CASE("hs_plan_create: sweep without an exchanged axis", pd, HS_ERR_ARG,
+            "does not name axis 1", "which the plan exchanges");
+  hs_plan_desc_set_order_sweep(&pd, 2, NULL);
+  PLAN_CASE("hs_plan_create: sweep axes NULL", pd, HS_ERR_ARG, "sweep_axes[0] = -1");
+  pd = plan_desc(1);
+  hs_plan_desc_set_order_sweep(&pd, 0, NULL);
+  pd.stencil = HS_STENCIL_STAR;
+  PLAN_CASE("hs_plan_create: sweep with a star stencil", pd, HS_ERR_ARG, "HS_ORDER_SWEEP",
+            "HS_STENCIL_STAR");
+  pd.stencil = HS_STENCIL_BOX;
+  pd.oneway = HS_ONEWAY_LOWER;
+  PLAN_CASE("hs_plan_create: sweep with a one-direction swap", pd, HS_ERR_ARG,
+            "HS_ORDER_SWEEP with oneway = 1");
+
   /* ---- option strings */
   pd = plan_desc(1);
   pd.transport_name = "nosuch";
@@ -442,6 +502,10 @@ static void one_rank_cases(void) {
   if (rank == last) pd.transport_name = "nosuch";
   PLAN_CASE("one rank only: unknown transport on the last rank", pd, HS_ERR_ARG,
             "unknown transport 'nosuch'");
+  pd = plan_desc(1);
+  if (rank == last) hs_plan_desc_set_order_sweep(&pd, 0, NULL);
+  PLAN_CASE("one rank only: combine order differs on the last rank", pd, HS_ERR_MISMATCH,
+            "disagree on the combine order");
   pd = plan_desc(1);
   pd.nfields = rank == 0 ? 2 : 1;
   PLAN_CASE("one rank only: nfields differs on rank 0", pd, HS_ERR_MISMATCH,

@@ -8,7 +8,10 @@
  *    halos are untouched; accumulate-then-fill leaves every halo holding the owner's total;
  *    the reverse result is bit-identical across transports (non-exact float64 sums).
  * Usage: test_fields --group NAME [--transport SPEC]... [--may-be-unusable NAME]...
- *   [--verbose]. Groups: stagger asym fielddepth mixed2d3d component reverse ownership.
+ *   [--verbose]. Groups: stagger asym fielddepth mixed2d3d component reverse ownership deep,
+ *   and order: the combine orders (HS_ORDER_OFFSETS, HS_ORDER_SWEEP), where every point is
+ *   checked against a serial simulation of the order from every rank's geometry and values
+ *   (bit for bit; float values whose sums round differently in another order).
  * Exit 0 if something passed and nothing failed; skips are counted and printed. */
 #include "haloswap.h"
 
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #define MAXF 8
+#define MAXR 64 /* ranks the order oracles follow */
 #define SENT (-7)
 
 typedef struct {
@@ -39,7 +43,19 @@ typedef struct {
   fspec f[MAXF];
   int ranges;         /* ownership group: 1 = explicit ranges, 2 = remainder to high ranks */
   int axis_order;     /* ownership group: 1 = reversed axis order for the communicator */
+  /* order and deep groups: the combine order (hs_order), its offsets or sweep axes */
+  int order, norder, offs[26][3], nsweep, sweep[3];
 } config;
+
+#define CANON HS_ORDER_CANONICAL, 0, {{0}}, 0, {0}
+/* EPIC's order of its 8 neighbours' buffers: W, E, S, N, NE, SE, SW, NW. */
+#define EPIC_ORDER {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {1, 1, 0}, {1, -1, 0}, {-1, -1, 0}, {-1, 1, 0}}
+/* The 26 offsets in reverse lexicographic order. */
+#define REVERSED_ORDER                                                                          \
+  {{1, 1, 1}, {1, 1, 0}, {1, 1, -1}, {1, 0, 1}, {1, 0, 0}, {1, 0, -1}, {1, -1, 1}, {1, -1, 0},  \
+   {1, -1, -1}, {0, 1, 1}, {0, 1, 0}, {0, 1, -1}, {0, 0, 1}, {0, 0, -1}, {0, -1, 1},            \
+   {0, -1, 0}, {0, -1, -1}, {-1, 1, 1}, {-1, 1, 0}, {-1, 1, -1}, {-1, 0, 1}, {-1, 0, 0},        \
+   {-1, 0, -1}, {-1, -1, 1}, {-1, -1, 0}, {-1, -1, -1}}
 
 #define F64 HS_FLOAT64
 #define F32 HS_FLOAT32
@@ -56,46 +72,46 @@ static const config configs[] = {
     {"stagger", "lare3d-3d-periodic", 3, {10, 9, 6}, {0, 0, 0}, {1, 1, 1}, {2, 2, 2}, HS_STENCIL_BOX, 3,
      {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
       {F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0},
-      {F32, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 0, 0}, {LO, 0, 0}, {0}, 0, 0}}, 0, 0},
+      {F32, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 0, 0}, {LO, 0, 0}, {0}, 0, 0}}, 0, 0, CANON},
     /* Walled x and z (the wall rank owns its outer plane), both owner rules, star, ZFAST. */
     {"stagger", "walled-star-owners", 3, {9, 8, 5}, {0, 0, 0}, {0, 1, 0}, {1, 1, 1}, HS_STENCIL_STAR, 3,
      {{F64, Z, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 1, 1}, {LO, LO, LO}, {0}, 0, 0},
       {I64, Z, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 0, 1}, {UP, 0, UP}, {0}, 0, 0},
-      {I32, Z, {2, 1, 1}, {1, 2, 1}, 0, {0}, {0}, {0, 1, 0}, {0, LO, 0}, {0}, 0, 0}}, 0, 0},
+      {I32, Z, {2, 1, 1}, {1, 2, 1}, 0, {0}, {0}, {0, 1, 0}, {0, LO, 0}, {0}, 0, 0}}, 0, 0, CANON},
     /* 2-D grid, node fields, box. */
     {"stagger", "2d-node-box", 2, {11, 9, 1}, {0, 0, 1}, {1, 0, 0}, {2, 2, 0}, HS_STENCIL_BOX, 2,
      {{F64, Z, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {1, 1, 0}, {UP, LO, 0}, {0}, 0, 0},
-      {F32, X, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0, 1, 0}, {0, UP, 0}, {0}, 0, 0}}, 0, 0},
+      {F32, X, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0, 1, 0}, {0, UP, 0}, {0}, 0, 0}}, 0, 0, CANON},
     /* EPIC: halo 1 below, 2 above in x and y, z whole with 1/1 (not swapped), box. */
     {"asym", "epic-1-2", 3, {10, 9, 4}, {0, 0, 1}, {1, 1, 0}, {0, 0, 0}, HS_STENCIL_BOX, 3,
      {{F64, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
       {I32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
-      {F32, X, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0}}, 0, 0},
+      {F32, X, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0}}, 0, 0, CANON},
     /* One side only (depth 0 below / 0 above), 3-D decomposition, walled y. */
     {"asym", "one-sided-3d", 3, {12, 10, 8}, {0, 0, 0}, {1, 0, 1}, {0, 0, 0}, HS_STENCIL_BOX, 2,
      {{F64, X, {0, 2, 1}, {2, 0, 1}, 1, {0, 2, 1}, {2, 0, 1}, {0}, {0}, {0}, 0, 0},
-      {I64, Z, {3, 1, 0}, {1, 3, 2}, 1, {3, 1, 0}, {1, 3, 2}, {0}, {0}, {0}, 0, 0}}, 0, 0},
+      {I64, Z, {3, 1, 0}, {1, 3, 2}, 1, {3, 1, 0}, {1, 3, 2}, {0}, {0}, {0}, 0, 0}}, 0, 0, CANON},
     /* MONC: prognostics depth 2, pressure depth 1 in halo-2 arrays, one plan. */
     {"fielddepth", "monc-pressure", 3, {12, 10, 4}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, HS_STENCIL_BOX, 3,
      {{F64, Z, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
       {F64, Z, {2, 2, 0}, {2, 2, 0}, 1, {1, 1, 0}, {1, 1, 0}, {0}, {0}, {0}, 0, 0},
-      {F32, Z, {2, 2, 0}, {2, 2, 0}, 1, {2, 0, 0}, {0, 1, 0}, {0}, {0}, {0}, 0, 0}}, 0, 0},
+      {F32, Z, {2, 2, 0}, {2, 2, 0}, 1, {2, 0, 0}, {0, 1, 0}, {0}, {0}, {0}, 0, 0}}, 0, 0, CANON},
     /* Depths 1, 2, 3 mixed with a star stencil and a 3-D decomposition. */
     {"fielddepth", "mixed-3d-star", 3, {9, 9, 8}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, HS_STENCIL_STAR, 3,
      {{F64, X, {3, 3, 3}, {3, 3, 3}, 1, {3, 1, 2}, {2, 3, 1}, {0}, {0}, {0}, 0, 0},
       {I32, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
-      {F32, Z, {2, 2, 2}, {2, 2, 2}, 1, {0, 0, 2}, {0, 0, 2}, {0}, {0}, {0}, 0, 0}}, 0, 0},
+      {F32, Z, {2, 2, 2}, {2, 2, 2}, 1, {0, 0, 2}, {0, 0, 2}, {0}, {0}, {0}, 0, 0}}, 0, 0, CANON},
     /* 2-D fields (z extent 1, no z halo) and a field with its own z extent in a 3-D plan
      * swapping periodic z. */
     {"mixed2d3d", "surface-and-column", 3, {10, 9, 5}, {0, 0, 1}, {1, 1, 1}, {1, 1, 1}, HS_STENCIL_BOX, 3,
      {{F64, Z, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
       {F64, Z, {1, 1, 0}, {1, 1, 0}, 1, {1, 1, 0}, {1, 1, 0}, {0}, {0}, {0, 0, 1}, 0, 0},
-      {I32, X, {2, 1, 1}, {1, 2, 2}, 1, {1, 1, 1}, {1, 2, 2}, {0}, {0}, {0, 0, 3}, 0, 0}}, 0, 0},
+      {I32, X, {2, 1, 1}, {1, 2, 2}, 1, {1, 1, 1}, {1, 2, 2}, {0}, {0}, {0, 0, 3}, 0, 0}}, 0, 0, CANON},
     /* Vector fields: components slowest (ZFAST) and fastest (XFAST), integer and float. */
     {"component", "vectors", 3, {9, 8, 4}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, HS_STENCIL_BOX, 3,
      {{F64, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {0}, {0}, {0}, 3, HS_COMP_SLOWEST},
       {I32, X, {2, 1, 0}, {1, 2, 0}, 1, {1, 1, 0}, {1, 2, 0}, {0}, {0}, {0}, 3, HS_COMP_FASTEST},
-      {F32, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {1, 0, 0}, {UP, 0, 0}, {0}, 2, HS_COMP_FASTEST}}, 0, 0},
+      {F32, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {1, 0, 0}, {UP, 0, 0}, {0}, 2, HS_COMP_FASTEST}}, 0, 0, CANON},
     /* EPIC's parcel-to-grid batch: 9 fields, two of them integer counts, halo 1/2. */
     {"reverse", "epic-par2grid", 3, {10, 9, 3}, {0, 0, 1}, {1, 1, 0}, {0, 0, 0}, HS_STENCIL_BOX, 6,
      {{F64, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 3, HS_COMP_SLOWEST},
@@ -103,19 +119,67 @@ static const config configs[] = {
       {F32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
       {I32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
       {I64, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
-      {F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 1, 0}, {UP, LO, 0}, {0}, 0, 0}}, 0, 0},
+      {F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 1, 0}, {UP, LO, 0}, {0}, 0, 0}}, 0, 0, CANON},
     /* Reverse over a 3-D decomposition with corners from 26 neighbours. */
     {"reverse", "3d-box-26", 3, {6, 6, 6}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, HS_STENCIL_BOX, 2,
      {{F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
-      {I64, Z, {2, 2, 2}, {2, 2, 2}, 1, {2, 1, 2}, {1, 2, 1}, {0}, {0}, {0}, 0, 0}}, 0, 0},
+      {I64, Z, {2, 2, 2}, {2, 2, 2}, 1, {2, 1, 2}, {1, 2, 1}, {0}, {0}, {0}, 0, 0}}, 0, 0, CANON},
     /* User-given ownership: explicit per-axis ranges; remainder to the high ranks (Lare3d);
      * the reversed axis order for the Cartesian communicator. */
     {"ownership", "explicit-ranges", 3, {11, 10, 4}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, HS_STENCIL_BOX, 2,
      {{F64, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
-      {F32, X, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {1, 1, 0}, {UP, LO, 0}, {0}, 0, 0}}, 1, 0},
+      {F32, X, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {1, 1, 0}, {UP, LO, 0}, {0}, 0, 0}}, 1, 0, CANON},
     {"ownership", "remainder-high", 3, {11, 10, 7}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, HS_STENCIL_BOX, 2,
      {{F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
-      {F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0}}, 2, 1},
+      {F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0}}, 2, 1, CANON},
+    /* Combine orders (the order group checks every cell against the test's own simulation of
+     * the order: a serial fold of the mirrored contributions in that order, bit for bit).
+     * EPIC: halo 1 below / 2 above, z not swapped, a 3-component vector, float32, int32 and a
+     * 2-D 2-component boundary field; EPIC's neighbour order. */
+    {"order", "epic-offsets", 3, {10, 9, 4}, {0, 0, 1}, {1, 1, 0}, {0, 0, 0}, HS_STENCIL_BOX, 4,
+     {{F64, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 3, HS_COMP_SLOWEST},
+      {F32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
+      {I32, Z, {1, 1, 1}, {2, 2, 1}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
+      {F64, Z, {1, 1, 0}, {2, 2, 0}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0, 0, 1}, 2, HS_COMP_SLOWEST}},
+     0, 0, HS_ORDER_OFFSETS, 8, EPIC_ORDER, 0, {0}},
+    /* 2-D grid kept whole in x (x neighbours are this rank: self contributions in their place). */
+    {"order", "epic-offsets-1xN", 2, {6, 19, 1}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, HS_STENCIL_BOX, 2,
+     {{F64, Z, {1, 1, 0}, {2, 2, 0}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0},
+      {I64, X, {1, 1, 0}, {2, 2, 0}, 1, {1, 1, 0}, {2, 2, 0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_OFFSETS, 8, EPIC_ORDER, 0, {0}},
+    {"order", "reversed-3d-box", 3, {6, 6, 6}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, HS_STENCIL_BOX, 2,
+     {{F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {F32, Z, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 2, HS_COMP_FASTEST}},
+     0, 0, HS_ORDER_OFFSETS, 26, REVERSED_ORDER, 0, {0}},
+    /* A star plan given the 8-offset list: the corners it does not use are skipped. */
+    {"order", "offsets-star-walled", 2, {11, 9, 1}, {0, 0, 0}, {0, 1, 0}, {2, 2, 0}, HS_STENCIL_STAR, 2,
+     {{F64, Z, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {I32, X, {2, 2, 0}, {2, 2, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_OFFSETS, 8, EPIC_ORDER, 0, {0}},
+    /* Sweeps (EPOCH, Lare3d): forward and reverse stage by stage over full transverse slabs. */
+    {"order", "sweep-epoch-3d", 3, {12, 9, 8}, {0, 0, 0}, {1, 1, 1}, {2, 2, 2}, HS_STENCIL_BOX, 2,
+     {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {I32, Z, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
+    {"order", "sweep-zxy-walled", 3, {10, 9, 6}, {0, 0, 0}, {0, 1, 0}, {1, 1, 1}, HS_STENCIL_BOX, 2,
+     {{F64, X, {1, 1, 1}, {1, 1, 1}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {F32, Z, {1, 1, 1}, {2, 2, 2}, 1, {1, 1, 1}, {2, 2, 2}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 3, {2, 0, 1}},
+    /* Lare3d's fields: cell-centred, node-centred (upper rank owns the shared plane) and
+     * face-centred on x (lower rank owns it), walled y. */
+    {"order", "sweep-lare3d", 3, {10, 9, 6}, {0, 0, 0}, {1, 0, 1}, {2, 2, 2}, HS_STENCIL_BOX, 3,
+     {{F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {F64, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 1, 1}, {UP, UP, UP}, {0}, 0, 0},
+      {F32, X, {2, 2, 2}, {2, 2, 2}, 0, {0}, {0}, {1, 0, 0}, {LO, 0, 0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
+    {"order", "sweep-2d-in-3d", 3, {10, 9, 4}, {0, 0, 1}, {1, 0, 0}, {1, 1, 0}, HS_STENCIL_BOX, 2,
+     {{F64, Z, {1, 1, 0}, {1, 1, 0}, 0, {0}, {0}, {0}, {0}, {0}, 3, HS_COMP_SLOWEST},
+      {F64, Z, {1, 1, 0}, {1, 1, 0}, 1, {1, 1, 0}, {1, 1, 0}, {0}, {0}, {0, 0, 1}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 2, {1, 0}},
+    {"order", "sweep-2d-walled-d3", 2, {27, 26, 1}, {0, 0, 0}, {1, 0, 0}, {3, 3, 0}, HS_STENCIL_BOX, 2,
+     {{F64, X, {3, 3, 0}, {3, 3, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0},
+      {I64, Z, {3, 3, 0}, {3, 3, 0}, 0, {0}, {0}, {0}, {0}, {0}, 0, 0}},
+     0, 0, HS_ORDER_SWEEP, 0, {{0}}, 0, {0}},
 };
 
 /* ------------------------------------------------------------------ test-side geometry */
@@ -199,30 +263,77 @@ static int64_t contrib(int rank, const int l[3], int c) { return 1 + (rank * 31 
     for (l[1] = -(t)->s->hl[1]; l[1] < (t)->n[1] + (t)->s->hh[1]; l[1]++)   \
       for (l[2] = (t)->nd > 2 ? -(t)->s->hl[2] : 0; l[2] < ((t)->nd > 2 ? (t)->n[2] + (t)->s->hh[2] : 1); l[2]++)
 
-static void tf_init(tf *t, const fspec *s, const config *c, hs_decomp d, int swapped[3]) {
+/* Where every rank sits (gathered once per run): the combine-order oracles follow
+ * contributions from one rank's halo to another rank's interior. */
+typedef struct {
+  int coord[3], local[3], offset[3];
+} rinfo;
+typedef struct {
+  int size, nd, procs[3], periodic[3];
+  rinfo r[MAXR];
+} world;
+
+static world world_of(hs_decomp d, int nd) {
+  world w;
+  memset(&w, 0, sizeof w);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  w.nd = nd;
+  rinfo me;
+  memset(&me, 0, sizeof me);
+  for (int a = 0; a < 3; a++) {
+    w.procs[a] = a < nd ? hs_decomp_procs(d, a) : 1;
+    w.periodic[a] = a < nd ? hs_decomp_periodic(d, a) : 0;
+    me.coord[a] = a < nd ? hs_decomp_coord(d, a) : 0;
+    me.local[a] = a < nd ? hs_decomp_local_extent(d, a) : 1;
+    me.offset[a] = a < nd ? hs_decomp_global_offset(d, a) : 0;
+  }
+  MPI_Allgather(&me, 9, MPI_INT, w.r, 9, MPI_INT, MPI_COMM_WORLD);
+  return w;
+}
+
+/* The rank at offset o from rank ri (periodic wrap), or -1 past a wall; wrap[a]: -1 or +1
+ * where the step wrapped around axis a, else 0. */
+static int world_nbr(const world *w, int ri, const int o[3], int wrap[3]) {
+  int c[3];
+  for (int a = 0; a < 3; a++) {
+    c[a] = w->r[ri].coord[a] + (a < w->nd ? o[a] : 0);
+    wrap[a] = 0;
+    if (c[a] < 0 || c[a] >= w->procs[a]) {
+      if (!w->periodic[a]) return -1;
+      wrap[a] = c[a] < 0 ? -1 : 1;
+      c[a] = (c[a] + w->procs[a]) % w->procs[a];
+    }
+  }
+  for (int i = 0; i < w->size; i++)
+    if (!memcmp(w->r[i].coord, c, sizeof c)) return i;
+  return -1;
+}
+
+/* Geometry of field s on rank ri (no data). */
+static void tf_geom(tf *t, const fspec *s, const config *c, const world *w, int ri,
+                    const int swapped[3]) {
   memset(t, 0, sizeof *t);
   t->s = s;
   t->nd = c->ndims;
   t->nc = s->ncomp > 1 ? s->ncomp : 1;
   t->esz = esize(s->type);
   t->ncell = 1;
+  const rinfo *r = &w->r[ri];
   for (int a = 0; a < 3; a++) {
     if (a >= t->nd) {
       t->cells[a] = t->n[a] = t->alloc[a] = t->gext[a] = 1;
       continue;
     }
-    t->cells[a] = s->extent[a] ? s->extent[a] : hs_decomp_local_extent(d, a);
+    t->cells[a] = s->extent[a] ? s->extent[a] : r->local[a];
     t->n[a] = t->cells[a] + s->node[a];
     t->alloc[a] = s->hl[a] + t->n[a] + s->hh[a];
-    t->gext[a] = s->extent[a] ? s->extent[a] : hs_decomp_global_extent(d, a);
-    t->gofs[a] = s->extent[a] ? 0 : hs_decomp_global_offset(d, a);
-    t->periodic[a] = hs_decomp_periodic(d, a);
+    t->gext[a] = s->extent[a] ? s->extent[a] : c->global[a];
+    t->gofs[a] = s->extent[a] ? 0 : r->offset[a];
+    t->periodic[a] = w->periodic[a];
     t->dl[a] = s->dset ? s->dl[a] : c->depth[a];
     t->dh[a] = s->dset ? s->dh[a] : c->depth[a];
-    int P = hs_decomp_procs(d, a), co = hs_decomp_coord(d, a);
-    t->nbr_lo[a] = t->periodic[a] || co > 0;
-    t->nbr_hi[a] = t->periodic[a] || co < P - 1;
-    (void)P;
+    t->nbr_lo[a] = t->periodic[a] || r->coord[a] > 0;
+    t->nbr_hi[a] = t->periodic[a] || r->coord[a] < w->procs[a] - 1;
     t->ncell *= (size_t)t->alloc[a];
   }
   for (int a = 0; a < 3; a++) {
@@ -238,6 +349,11 @@ static void tf_init(tf *t, const fspec *s, const config *c, hs_decomp d, int swa
     if (t->nbr_hi[a]) t->whi[a] = t->n[a] + t->dh[a];
   }
   t->nelem = t->ncell * (size_t)t->nc;
+}
+
+static void tf_init(tf *t, const fspec *s, const config *c, const world *w, int ri,
+                    const int swapped[3]) {
+  tf_geom(t, s, c, w, ri, swapped);
   t->data = calloc(t->nelem, t->esz);
 }
 
@@ -253,6 +369,266 @@ static hs_field tf_field(const tf *t) {
   if (s->ncomp > 1) hs_field_set_components(&f, s->ncomp, (hs_comp_order)s->order, 0);
   return f;
 }
+
+/* ------------------------------------------------------------------ combine orders */
+/* The order group simulates the documented order serially from every rank's geometry and
+ * analytic values, and checks every point of every field of this rank bit for bit. */
+
+/* Points of field t on axis a received on side s (-1 below, +1 above), or sent toward side s
+ * (filling the neighbour's halo on side -s): [*lo, *hi). A shared node plane belongs to its
+ * owner: the other rank receives it with its halo. */
+static void side_range(const tf *t, int a, int s, int recv, int *lo, int *hi) {
+  int c = t->cells[a], n = t->n[a];
+  int lx = t->s->node[a] && t->s->owner[a] == LO, hx = t->s->node[a] && t->s->owner[a] == UP;
+  if (recv) {
+    *lo = s < 0 ? -t->dl[a] : n - hx;
+    *hi = s < 0 ? lx : n + t->dh[a];
+  } else {
+    *lo = s < 0 ? lx : c - t->dl[a];
+    *hi = s < 0 ? lx + t->dh[a] + hx : c + lx;
+  }
+}
+
+/* Lare3d's own index ranges (src/core/mpiboundary.f90, nx = 7, 2 ghosts), as our [lo, hi)
+ * (its cell i is our point i - 1, its node i our point i), in the order: sent toward the
+ * lower rank, received from the upper, sent toward the upper, received from the lower.
+ *   cell-centred: 1:2, nx+1:nx+2, nx-1:nx, -1:0
+ *   velocity (upper rank owns the shared node): 0:2, nx:nx+2, nx-2:nx-1, -2:-1
+ *   normal B (lower rank owns the shared face): 1:2, nx+1:nx+2, nx-2:nx, -2:0
+ * side_range with HS_OWNER_UPPER / HS_OWNER_LOWER must give exactly these, so the sweep
+ * oracle (and the sweep it checks in sweep-lare3d) moves Lare3d's planes. Returns the number
+ * of mismatches. */
+static int lare3d_ranges(void) {
+  static const struct { int node, owner, r[4][2]; } want[3] = {
+      {0, 0, {{0, 2}, {7, 9}, {5, 7}, {-2, 0}}},
+      {1, UP, {{0, 3}, {7, 10}, {5, 7}, {-2, 0}}},
+      {1, LO, {{1, 3}, {8, 10}, {5, 8}, {-2, 1}}}};
+  static const int side[4] = {-1, 1, 1, -1}, recv[4] = {0, 1, 0, 1};
+  int bad = 0;
+  for (int i = 0; i < 3; i++) {
+    fspec fs;
+    memset(&fs, 0, sizeof fs);
+    fs.node[0] = want[i].node;
+    fs.owner[0] = want[i].owner;
+    tf t;
+    memset(&t, 0, sizeof t);
+    t.s = &fs;
+    t.cells[0] = 7;
+    t.n[0] = 7 + fs.node[0];
+    t.dl[0] = t.dh[0] = 2;
+    for (int j = 0; j < 4; j++) {
+      int lo, hi;
+      side_range(&t, 0, side[j], recv[j], &lo, &hi);
+      bad += lo != want[i].r[j][0] || hi != want[i].r[j][1];
+    }
+  }
+  return bad;
+}
+
+static int in_range(const tf *t, int a, int s, int recv, int v) {
+  int lo, hi;
+  side_range(t, a, s, recv, &lo, &hi);
+  return v >= lo && v < hi;
+}
+
+/* A sweep stage's slab spans, on every other axis, the interior and the swapped halo. */
+static int in_slab(const tf *t, int stage_axis, const int l[3]) {
+  for (int b = 0; b < t->nd; b++)
+    if (b != stage_axis && (l[b] < -t->dl[b] || l[b] >= t->n[b] + t->dh[b])) return 0;
+  return 1;
+}
+
+typedef struct {
+  const config *c;
+  const world *w;
+  tf *g;              /* [rank * MAXF + field]: every rank's geometry */
+  int swapped[3];
+  int reverse;        /* values: 0 forward (owned: the analytic value, others: a marker of the
+                         rank and point), 1 reverse (order-sensitive floats or small integers) */
+  int after_reverse;  /* base values are the reverse's results (accumulate-then-fill) */
+  int swap;           /* forward round */
+  hs_op op;
+  int nst, axes[3];   /* sweep stages */
+  int norder, list[26][3]; /* the direct plan's step order (canonical or given) */
+} octx;
+
+static const tf *og(const octx *x, int ri, int f) { return &x->g[ri * MAXF + f]; }
+
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+/* Initial value of point l (component k) of field f on rank ri. Reverse: owned points in
+ * [1, 2), contributions of 53 (24) significant bits scaled by 2^-1..2^-7, so that the order
+ * of the additions shows in the last bits; integers small. */
+static double base0(const octx *x, int ri, int f, const int l[3], int k) {
+  const tf *t = og(x, ri, f);
+  int owned = in_owned(t, l);
+  if (!x->reverse)
+    return owned ? (double)fwd_value(gkey(t, f, l, k), x->swap)
+                 : -(double)(1 + ri * 200000 + (int64_t)(tindex(t, l, k) % 200000));
+  uint64_t h = mix(owned ? (uint64_t)gkey(t, f, l, k) * 2 + 1
+                         : ((uint64_t)(ri + 1) << 40) ^ (uint64_t)tindex(t, l, k) * 4);
+  switch (t->s->type) {
+  case F64:
+    return owned ? 1.0 + (double)(h >> 12) * 0x1p-52
+                 : (1.0 + (double)(h >> 12) * 0x1p-52) / (double)(2 << (h % 7));
+  case F32:
+    return owned ? (double)(1.0f + (float)(h >> 41) * 0x1p-23f)
+                 : (double)((1.0f + (float)(h >> 41) * 0x1p-23f) / (float)(2 << (h % 7)));
+  default: return owned ? (double)(h % 50) : (double)(1 + h % 13);
+  }
+}
+
+/* op(a, b) in the field's own arithmetic, as the library combines. */
+static double comb(hs_type ty, hs_op op, double a, double b) {
+  if (op == HS_OP_REPLACE) return b;
+  if (op == HS_OP_MAX) return b > a ? b : a;
+  if (op == HS_OP_MIN) return b < a ? b : a;
+  if (ty == F64) return a + b;
+  if (ty == F32) return (double)((float)a + (float)b);
+  return (double)((int64_t)a + (int64_t)b); /* small values: no wrap */
+}
+
+/* l on rank ri, mapped to the local index of the same global point on rank rj, the step to
+ * it being o (wrapping per wrap[]). */
+static void map_point(const octx *x, int ri, int rj, int f, const int o[3], const int wrap[3],
+                      const int l[3], int out[3]) {
+  const tf *a = og(x, ri, f), *b = og(x, rj, f);
+  for (int i = 0; i < 3; i++)
+    out[i] = o[i] ? l[i] + a->gofs[i] - b->gofs[i] - wrap[i] * a->gext[i] : l[i];
+}
+
+static double after_fwd(const octx *x, int ri, int f, const int l[3], int k, int stage);
+static double reversed(const octx *x, int ri, int f, const int l[3], int k);
+
+static double base(const octx *x, int ri, int f, const int l[3], int k) {
+  if (!x->after_reverse) return base0(x, ri, f, l, k);
+  return reversed(x, ri, f, l, k);
+}
+
+/* The direct forward: the point l receives from the rank at offset o, the side it lies on
+ * per axis; 0 if no swap writes it. */
+static int direct_source(const octx *x, int ri, int f, const int l[3], int *rj, int lj[3]) {
+  const tf *t = og(x, ri, f);
+  int o[3] = {0, 0, 0}, nz = 0, wrap[3];
+  for (int a = 0; a < t->nd; a++) {
+    if (l[a] >= t->olo[a] && l[a] < t->ohi[a]) continue;
+    if (!x->swapped[a]) return 0;
+    if (in_range(t, a, -1, 1, l[a])) o[a] = -1;
+    else if (in_range(t, a, 1, 1, l[a])) o[a] = 1;
+    else return 0;
+    nz++;
+  }
+  if (nz == 0 || (x->c->stencil == HS_STENCIL_STAR && nz > 1)) return 0;
+  *rj = world_nbr(x->w, ri, o, wrap);
+  if (*rj < 0) return 0;
+  map_point(x, ri, *rj, f, o, wrap, l, lj);
+  return 1;
+}
+
+/* Forward result at l after sweep stages [0, stage) (stage = nst: the whole sweep), or of the
+ * direct exchange (stage < 0). */
+static double after_fwd(const octx *x, int ri, int f, const int l[3], int k, int stage) {
+  if (stage < 0) {
+    int rj, lj[3];
+    return direct_source(x, ri, f, l, &rj, lj) ? base(x, rj, f, lj, k) : base(x, ri, f, l, k);
+  }
+  if (stage == 0) return base(x, ri, f, l, k);
+  const tf *t = og(x, ri, f);
+  int a = x->axes[stage - 1];
+  for (int s = -1; s <= 1 && in_slab(t, a, l); s += 2) {
+    if (!in_range(t, a, s, 1, l[a])) continue;
+    int o[3] = {0, 0, 0}, wrap[3], lj[3];
+    o[a] = s;
+    int rj = world_nbr(x->w, ri, o, wrap);
+    if (rj < 0) break;
+    map_point(x, ri, rj, f, o, wrap, l, lj);
+    return after_fwd(x, rj, f, lj, k, stage - 1);
+  }
+  return after_fwd(x, ri, f, l, k, stage - 1);
+}
+
+/* Sweep reverse after stages [0, stage): a stage combines into its interior slabs (full
+ * transverse extent) the lower neighbour's contribution, then the upper one's. */
+static double sweep_rev(const octx *x, int ri, int f, const int l[3], int k, int stage) {
+  if (stage == 0) return base0(x, ri, f, l, k);
+  const tf *t = og(x, ri, f);
+  int a = x->axes[stage - 1];
+  double v = sweep_rev(x, ri, f, l, k, stage - 1);
+  for (int s = -1; s <= 1 && in_slab(t, a, l); s += 2) {
+    if (!in_range(t, a, s, 0, l[a])) continue;
+    int o[3] = {0, 0, 0}, wrap[3], lj[3];
+    o[a] = s;
+    int rj = world_nbr(x->w, ri, o, wrap);
+    if (rj < 0) continue;
+    map_point(x, ri, rj, f, o, wrap, l, lj);
+    v = comb(t->s->type, x->op, v, sweep_rev(x, rj, f, lj, k, stage - 1));
+  }
+  return v;
+}
+
+/* Direct reverse at an owned point: the contributions mirrored at each side, folded in the
+ * list's order (offsets the plan does not use contribute nothing). */
+static double direct_rev(const octx *x, int ri, int f, const int l[3], int k, int norder,
+                         const int (*list)[3], int *ncontrib) {
+  const tf *t = og(x, ri, f);
+  double v = base0(x, ri, f, l, k);
+  *ncontrib = 0;
+  for (int i = 0; i < norder; i++) {
+    const int *o = list[i];
+    int nz = 0, ok = 1, wrap[3], lj[3];
+    for (int a = 0; a < 3; a++) {
+      if (!o[a]) continue;
+      nz++;
+      if (a >= t->nd || !x->swapped[a]) ok = 0;
+    }
+    if (!ok || (x->c->stencil == HS_STENCIL_STAR && nz > 1)) continue;
+    for (int a = 0; a < t->nd && ok; a++)
+      ok = o[a] ? in_range(t, a, o[a], 0, l[a]) : l[a] >= t->olo[a] && l[a] < t->ohi[a];
+    int rj = ok ? world_nbr(x->w, ri, o, wrap) : -1;
+    if (rj < 0) continue;
+    map_point(x, ri, rj, f, o, wrap, l, lj);
+    v = comb(t->s->type, x->op, v, base0(x, rj, f, lj, k));
+    (*ncontrib)++;
+  }
+  return v;
+}
+
+static double reversed(const octx *x, int ri, int f, const int l[3], int k) {
+  if (x->nst) return sweep_rev(x, ri, f, l, k, x->nst);
+  int n;
+  if (!in_owned(og(x, ri, f), l)) return base0(x, ri, f, l, k);
+  return direct_rev(x, ri, f, l, k, x->norder, x->list, &n);
+}
+
+static double dget(const tf *t, size_t i) {
+  const char *p = (const char *)t->data + i * t->esz;
+  switch (t->s->type) {
+  case F64: { double d; memcpy(&d, p, 8); return d; }
+  case F32: { float v; memcpy(&v, p, 4); return v; }
+  case I32: { int32_t v; memcpy(&v, p, 4); return v; }
+  default: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+  }
+}
+
+static void dset(const tf *t, size_t i, double v) {
+  char *p = (char *)t->data + i * t->esz;
+  switch (t->s->type) {
+  case F64: memcpy(p, &v, 8); break;
+  case F32: { float q = (float)v; memcpy(p, &q, 4); break; }
+  case I32: { int32_t q = (int32_t)v; memcpy(p, &q, 4); break; }
+  default: { int64_t q = (int64_t)v; memcpy(p, &q, 8); break; }
+  }
+}
+
+static int same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+
+static long order_sensitive; /* owned float64 points where the canonical order gives other bits */
 
 /* ------------------------------------------------------------------ one run */
 typedef struct {
@@ -298,6 +674,111 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *c = p;
   for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
   return h;
+}
+
+static void ofail(run_ctx *r, const char *what, const config *c, int f, int k, const int l[3],
+                  double got, double want) {
+  if (r->bad++ < 5)
+    fprintf(stderr, "[rank %d] FAIL %s/%s on %s: field %d comp %d point (%d,%d,%d): got %.17g, "
+                    "want %.17g\n", r->rank, c->name, what, r->spec, f, k, l[0], l[1], l[2], got,
+            want);
+}
+
+/* No rank has failed since b0 (collective: every rank goes on or stops together). */
+static int all_ok(const run_ctx *r, long b0) {
+  int mine = r->bad > b0, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return !any;
+}
+
+/* The order group: forward twice, the reverse with every op, accumulate-then-fill; every
+ * point of every field against the serial simulation of the plan's order. */
+static void order_checks(run_ctx *r, const config *c, hs_plan p, tf *t, const world *w,
+                         const int swapped[3]) {
+  octx x;
+  memset(&x, 0, sizeof x);
+  x.c = c;
+  x.w = w;
+  memcpy(x.swapped, swapped, sizeof x.swapped);
+  x.g = calloc((size_t)w->size * MAXF, sizeof *x.g);
+  for (int ri = 0; ri < w->size; ri++)
+    for (int f = 0; f < c->nfields; f++) tf_geom(&x.g[ri * MAXF + f], &c->f[f], c, w, ri, swapped);
+  int canon[26][3], ncanon = 0;
+  for (int i = 0; i < 27; i++) {
+    int o[3] = {i / 9 - 1, i / 3 % 3 - 1, i % 3 - 1};
+    if (o[0] || o[1] || o[2]) memcpy(canon[ncanon++], o, sizeof o);
+  }
+  if (c->order == HS_ORDER_SWEEP) {
+    for (int k = 0; k < (c->nsweep ? c->nsweep : c->ndims); k++) {
+      int a = c->nsweep ? c->sweep[k] : k;
+      if (swapped[a]) x.axes[x.nst++] = a;
+    }
+  } else if (c->order == HS_ORDER_OFFSETS) {
+    x.norder = c->norder;
+    memcpy(x.list, c->offs, sizeof x.list);
+  } else {
+    x.norder = ncanon;
+    memcpy(x.list, canon, sizeof x.list);
+  }
+  int l[3], fstage = x.nst ? x.nst : -1;
+  long b0 = r->bad;
+  for (int s = 0; s < 2 && all_ok(r, b0); s++) {
+    x.swap = s;
+    for (int f = 0; f < c->nfields; f++)
+      FOR_POINTS(&t[f], l)
+        for (int k = 0; k < t[f].nc; k++) dset(&t[f], tindex(&t[f], l, k), base0(&x, r->rank, f, l, k));
+    int rc = s == 0 ? hs_swap(p, NULL) : hs_swap_start(p, NULL);
+    int done = 0;
+    for (int i = 0; s == 1 && rc == HS_OK && !done && i < 20; i++) rc = hs_swap_test(p, NULL, &done);
+    if (s == 1 && rc == HS_OK) rc = hs_swap_complete(p, NULL);
+    if (rc != HS_OK) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: swap: %s\n", r->rank, c->name, r->spec, hs_error_message());
+      r->bad++;
+      break;
+    }
+    for (int f = 0; f < c->nfields; f++)
+      FOR_POINTS(&t[f], l)
+        for (int k = 0; k < t[f].nc; k++) {
+          double want = after_fwd(&x, r->rank, f, l, k, fstage), direct;
+          double got = dget(&t[f], tindex(&t[f], l, k));
+          int rj, lj[3];
+          if (!same_bits(got, want)) ofail(r, "forward", c, f, k, l, got, want);
+          /* the simulation's own claim: a sweep gives every point the direct exchange
+           * writes the direct exchange's value */
+          if (x.nst && (in_owned(&t[f], l) || direct_source(&x, r->rank, f, l, &rj, lj)) &&
+              !same_bits(want, direct = after_fwd(&x, r->rank, f, l, k, -1)))
+            ofail(r, "sweep oracle against the direct exchange", c, f, k, l, want, direct);
+        }
+  }
+  static const hs_op ops[] = {HS_OP_SUM, HS_OP_MAX, HS_OP_MIN, HS_OP_REPLACE, HS_OP_SUM};
+  for (int oi = 0; oi < 5 && all_ok(r, b0); oi++) {
+    int fill = oi == 4;
+    x.reverse = 1;
+    x.op = ops[oi];
+    x.after_reverse = 0;
+    for (int f = 0; f < c->nfields; f++)
+      FOR_POINTS(&t[f], l)
+        for (int k = 0; k < t[f].nc; k++) dset(&t[f], tindex(&t[f], l, k), base0(&x, r->rank, f, l, k));
+    int rc = fill ? hs_accumulate_fill(p, x.op, NULL) : hs_reverse(p, x.op, NULL);
+    if (rc != HS_OK) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: reverse: %s\n", r->rank, c->name, r->spec, hs_error_message());
+      r->bad++;
+      break;
+    }
+    x.after_reverse = fill;
+    for (int f = 0; f < c->nfields; f++)
+      FOR_POINTS(&t[f], l)
+        for (int k = 0; k < t[f].nc; k++) {
+          double want = fill ? after_fwd(&x, r->rank, f, l, k, fstage) : reversed(&x, r->rank, f, l, k);
+          double got = dget(&t[f], tindex(&t[f], l, k));
+          if (!same_bits(got, want)) ofail(r, fill ? "accumulate-fill" : "reverse", c, f, k, l, got, want);
+          int n;
+          if (oi == 0 && t[f].s->type == F64 && in_owned(&t[f], l) &&
+              !same_bits(want, direct_rev(&x, r->rank, f, l, k, ncanon, canon, &n)))
+            order_sensitive++;
+        }
+  }
+  free(x.g);
 }
 
 /* Returns 1 passed, 0 failed, -1 skipped. */
@@ -371,10 +852,11 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
       const fspec *s = &c->f[f];
       if ((s->dset ? s->dl[a] + s->dh[a] : c->depth[a]) > 0) swapped[a] = 1;
     }
+  world w = world_of(d, c->ndims);
   tf t[MAXF];
   hs_field fl[MAXF];
   for (int f = 0; f < c->nfields; f++) {
-    tf_init(&t[f], &c->f[f], c, d, swapped);
+    tf_init(&t[f], &c->f[f], c, &w, r->rank, swapped);
     fl[f] = tf_field(&t[f]);
   }
   hs_plan_desc pd;
@@ -384,6 +866,8 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
   pd.nfields = c->nfields;
   pd.fields = fl;
   pd.transport_name = r->spec;
+  if (c->order == HS_ORDER_OFFSETS) hs_plan_desc_set_order_offsets(&pd, c->norder, &c->offs[0][0]);
+  if (c->order == HS_ORDER_SWEEP) hs_plan_desc_set_order_sweep(&pd, c->nsweep, c->sweep);
   hs_plan p;
   int rc = hs_plan_create(d, &pd, &p), result = 1;
   if (rc != HS_OK) {
@@ -395,6 +879,10 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
   }
   long bad0 = r->bad;
   int l[3];
+  if (!strcmp(c->group, "order")) {
+    order_checks(r, c, p, t, &w, swapped);
+    goto checked;
+  }
   /* ---- forward, twice (the second with hs_swap_test polling) */
   for (int s = 0; s < 2; s++) {
     for (int f = 0; f < c->nfields; f++)
@@ -436,7 +924,7 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
   /* ---- reverse with every op, then accumulate-then-fill */
   static const hs_op ops[] = {HS_OP_SUM, HS_OP_MAX, HS_OP_MIN, HS_OP_REPLACE};
   int nops = strcmp(c->group, "reverse") ? 1 : 4;
-  for (int oi = 0; oi <= nops && r->bad == bad0; oi++) {
+  for (int oi = 0; oi <= nops && all_ok(r, bad0); oi++) {
     hs_op op = oi < nops ? ops[oi] : HS_OP_SUM;
     int fill = oi == nops; /* the last round: hs_accumulate_fill */
     /* my contributions (key, value) */
@@ -496,7 +984,7 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
     free(all);
   }
   /* ---- determinism: non-exact float64 sums, bits compared across transports */
-  if (r->bad == bad0) {
+  if (all_ok(r, bad0)) {
     uint64_t h = 1469598103934665603ull;
     for (int f = 0; f < c->nfields; f++) {
       if (t[f].s->type != F64) continue;
@@ -517,6 +1005,7 @@ static int run(run_ctx *r, const config *c, int check_bits, uint64_t *bits) {
     }
     *bits = h;
   }
+checked:;
   hs_plan_stats st;
   hs_plan_get_stats(p, &st);
   if (r->bad == bad0 && (st.swaps < 2 || st.reverses < 1)) {
@@ -570,6 +1059,10 @@ int main(int argc, char **argv) {
     }
   int passed = 0, failed = 0, skipped = 0;
   int nconf = (int)(sizeof configs / sizeof configs[0]);
+  if ((!group || !strcmp(group, "order")) && lare3d_ranges()) {
+    if (r.rank == 0) printf("FAIL order: the sweep oracle's planes are not Lare3d's\n");
+    failed++;
+  }
   for (int ci = 0; ci < nconf; ci++) {
     const config *c = &configs[ci];
     if (group && strcmp(group, c->group)) continue;
@@ -598,6 +1091,17 @@ int main(int argc, char **argv) {
         printf("%s %s/%s on %s at %d ranks\n", res > 0 ? "ok  " : res < 0 ? "skip" : "FAIL",
                c->group, c->name, r.spec, r.size);
       (void)before;
+    }
+  }
+  /* The order checks must be able to tell orders apart: some float64 point whose bits the
+   * canonical order would change. */
+  long sens = 0;
+  MPI_Allreduce(&order_sensitive, &sens, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if ((!group || !strcmp(group, "order")) && passed) {
+    if (r.rank == 0) printf("order: %ld float64 points where the canonical order gives other bits\n", sens);
+    if (sens == 0) {
+      if (r.rank == 0) printf("FAIL order: no point tells the orders apart\n");
+      failed++;
     }
   }
   if (r.rank == 0)

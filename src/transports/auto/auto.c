@@ -76,8 +76,9 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
       if (strcmp(nm, p->transport_name) != 0)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", nm);
     }
-    /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do). */
-    bool edges = hs__staged_useful(p) && !p->has_callbacks;
+    /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do); a sweep
+     * is staged already. */
+    bool edges = hs__staged_useful(p) && !p->has_callbacks && p->order != HS_ORDER_SWEEP;
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
@@ -132,6 +133,11 @@ static void create_candidate(hs_plan p, auto_cand *c, hs_field *fl) {
   d.nfields = p->nfields;
   d.fields = fl;
   d.transport_name = c->spec;
+  d.order = p->order; /* the combine order is the plan's, whatever moves the data */
+  d.norder = p->norder;
+  d.order_offsets = &p->order_offsets[0][0];
+  d.nsweep = p->nsweep;
+  memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
   if (hs__plan_create_ex(p->decomp, &d, HS_CREATE_NESTED, &c->plan) != HS_OK) {
     c->plan = NULL;
     snprintf(c->reason, sizeof c->reason, "plan creation failed: %s", hs_error_message());

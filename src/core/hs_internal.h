@@ -517,6 +517,13 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
                        uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
+/* ---- the Fortran modules' C halves (fortran/haloswap_f.c, src/core/fgeometry.c) */
+/* Their optional combine-order arguments into pd: order_offsets(orows = 3, norder) or
+ * sweep_axes(nsweep) (1-based axes, checked and named as the Fortran caller wrote them);
+ * norder, nsweep -1: absent. Local. */
+int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
+                const int *offsets, int nsweep, const int *axes);
+
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */
 void hs__relax(unsigned *spins);

@@ -741,6 +741,13 @@ static void order_checks(run_ctx *r, const config *c, hs_plan p, tf *t, const wo
   }
   int l[3], fstage = x.nst ? x.nst : -1;
   long b0 = r->bad;
+  char desc[4096];
+  static const char *const said[3] = {"order canonical; ", "order offsets (", "order sweep "};
+  if (hs_plan_describe(p, desc, sizeof desc) != HS_OK || !strstr(desc, said[c->order])) {
+    fprintf(stderr, "[rank %d] FAIL %s on %s: hs_plan_describe does not say '%s': %s\n", r->rank,
+            c->name, r->spec, said[c->order], desc);
+    r->bad++;
+  }
   for (int s = 0; s < 2 && all_ok(r, b0); s++) {
     x.swap = s;
     for (int f = 0; f < c->nfields; f++)

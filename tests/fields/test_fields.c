@@ -522,6 +522,15 @@ static void map_point(const octx *x, int ri, int rj, int f, const int o[3], cons
     out[i] = o[i] ? l[i] + a->gofs[i] - b->gofs[i] - wrap[i] * a->gext[i] : l[i];
 }
 
+/* The rank across side s of axis a from rank ri, l mapped to it in lj; -1 past a wall. */
+static int across(const octx *x, int ri, int f, int a, int s, const int l[3], int lj[3]) {
+  int o[3] = {0, 0, 0}, wrap[3];
+  o[a] = s;
+  int rj = world_nbr(x->w, ri, o, wrap);
+  if (rj >= 0) map_point(x, ri, rj, f, o, wrap, l, lj);
+  return rj;
+}
+
 static double after_fwd(const octx *x, int ri, int f, const int l[3], int k, int stage);
 static double reversed(const octx *x, int ri, int f, const int l[3], int k);
 
@@ -561,13 +570,8 @@ static double after_fwd(const octx *x, int ri, int f, const int l[3], int k, int
   const tf *t = og(x, ri, f);
   int a = x->axes[stage - 1];
   for (int s = -1; s <= 1 && in_slab(t, a, l); s += 2) {
-    if (!in_range(t, a, s, 1, l[a])) continue;
-    int o[3] = {0, 0, 0}, wrap[3], lj[3];
-    o[a] = s;
-    int rj = world_nbr(x->w, ri, o, wrap);
-    if (rj < 0) break;
-    map_point(x, ri, rj, f, o, wrap, l, lj);
-    return after_fwd(x, rj, f, lj, k, stage - 1);
+    int lj[3], rj = in_range(t, a, s, 1, l[a]) ? across(x, ri, f, a, s, l, lj) : -1;
+    if (rj >= 0) return after_fwd(x, rj, f, lj, k, stage - 1);
   }
   return after_fwd(x, ri, f, l, k, stage - 1);
 }
@@ -580,13 +584,8 @@ static double sweep_rev(const octx *x, int ri, int f, const int l[3], int k, int
   int a = x->axes[stage - 1];
   double v = sweep_rev(x, ri, f, l, k, stage - 1);
   for (int s = -1; s <= 1 && in_slab(t, a, l); s += 2) {
-    if (!in_range(t, a, s, 0, l[a])) continue;
-    int o[3] = {0, 0, 0}, wrap[3], lj[3];
-    o[a] = s;
-    int rj = world_nbr(x->w, ri, o, wrap);
-    if (rj < 0) continue;
-    map_point(x, ri, rj, f, o, wrap, l, lj);
-    v = comb(t->s->type, x->op, v, sweep_rev(x, rj, f, lj, k, stage - 1));
+    int lj[3], rj = in_range(t, a, s, 0, l[a]) ? across(x, ri, f, a, s, l, lj) : -1;
+    if (rj >= 0) v = comb(t->s->type, x->op, v, sweep_rev(x, rj, f, lj, k, stage - 1));
   }
   return v;
 }

@@ -145,12 +145,15 @@ int main(int argc, char **argv) {
     printf("# hs_fields_bench: %d ranks (%d x %d), local %dx%dx%d, %d float64 fields from %s, "
            "depth %d (%s), box; %s over %d reps of %d ops; microseconds per op\n", size,
            dims[0], dims[1], local[0], local[1], local[2], nf, use_hs ? "hs_alloc" : "malloc",
-           depth, orders ? "combine orders: canonical, EPIC's offsets, sweep x,y" : "mixed: half at depth - 1",
+           depth,
+           orders ? "combine orders: canonical, EPIC's offsets, sweep x,y"
+                  : "mixed: half at depth - 1",
            use_min ? "minimum" : "median", reps, swaps);
   int nm = orders ? 6 : 4;
   if (rank == 0 && orders)
     printf("%-14s %9s %9s %9s %9s %9s %9s  %s\n", "transport", "fwd", "rev", "fwd-offs",
-           "rev-offs", "fwd-sweep", "rev-sweep", "ratios to canonical: fwd, rev offsets; fwd, rev sweep");
+           "rev-offs", "fwd-sweep", "rev-sweep",
+           "ratios to canonical: fwd, rev offsets; fwd, rev sweep");
   else if (rank == 0)
     printf("%-14s %10s %10s %8s %10s %10s %8s\n", "transport", "forward", "reverse", "rev/fwd",
            "mixed", "separate", "mix/sep");

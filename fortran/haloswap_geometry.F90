@@ -69,7 +69,8 @@ module haloswap_geometry
   interface
      integer(c_int) function c_plan_geom(d, nfields, kinds, datas, ranks, layouts, comp_first, &
           shapes, halo_lo, depth_set, depth_lo, depth_hi, stagger, owner, depth, stencil, &
-          transport, orows, norder, offsets, nsweep, axes, out) bind(c, name="hs_f_plan_create_geom")
+          transport, orows, norder, offsets, nsweep, axes, out) &
+          bind(c, name="hs_f_plan_create_geom")
        import :: c_int, c_ptr, c_char
        type(c_ptr), value :: d
        integer(c_int), value :: nfields, stencil, orows, norder, nsweep

@@ -232,7 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pd.order = (oflags & 2) ? (hs_order)small_int(&r, 4) : (hs_order)(1 + byte(&r) % 2);
     pd.norder = (oflags & 4) ? small_int(&r, 28) : 1 + byte(&r) % 26;
     for (int k = 0; k < 27; k++)
-      for (int a = 0; a < 3; a++) offs[k][a] = (oflags & 8) ? small_int(&r, 4) - 1 : byte(&r) % 3 - 1;
+      for (int a = 0; a < 3; a++)
+        offs[k][a] = (oflags & 8) ? small_int(&r, 4) - 1 : byte(&r) % 3 - 1;
     pd.order_offsets = (oflags & 16) ? NULL : &offs[0][0];
     pd.nsweep = (oflags & 32) ? small_int(&r, 5) : byte(&r) % 4;
     for (int a = 0; a < 3; a++) pd.sweep_axes[a] = (oflags & 64) ? small_int(&r, 4) : byte(&r) % 3;

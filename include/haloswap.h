@@ -207,7 +207,7 @@ typedef struct {
   int norder;                 /* HS_ORDER_OFFSETS: number of offsets in order_offsets */
   const int *order_offsets;   /* HS_ORDER_OFFSETS: norder triples (ox, oy, oz), each in {-1,0,1};
                                  read during hs_plan_create only */
-  int nsweep;                 /* HS_ORDER_SWEEP: axes in sweep_axes; 0 = the exchanged axes x, y, z */
+  int nsweep;                 /* HS_ORDER_SWEEP: axes in sweep_axes; 0: the exchanged axes */
   int sweep_axes[HS_MAX_DIMS];
 } hs_plan_desc;
 

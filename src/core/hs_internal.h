@@ -154,7 +154,7 @@ struct hs_plan_s {
   bool has_callbacks;     /* some field uses pack/unpack hooks (no datatypes possible) */
 
   int noffsets;
-  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order (canonical: lexicographic) */
+  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order */
   /* Combine order (hs_order, docs/design.md "Reverse exchange"), validated and copied from the
    * description: the offsets as given (HS_ORDER_OFFSETS), the sweep axes as given (HS_ORDER_SWEEP;
    * nsweep 0 = the exchanged axes). A delegating transport passes them on to its plans. */

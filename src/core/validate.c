@@ -147,7 +147,8 @@ static int check_order(const hs_decomp d, const hs_plan_desc *desc) {
       for (int a = 0; a < 3; a++) ok &= o[a] >= -1 && o[a] <= 1;
       if (!ok)
         return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d): each "
-                                     "component must be -1, 0 or 1, not all 0", k, o[0], o[1], o[2]);
+                                     "component must be -1, 0 or 1, not all 0",
+                         k, o[0], o[1], o[2]);
       for (int j = 0; j < k; j++)
         if (!memcmp(o, desc->order_offsets + 3 * j, 3 * sizeof *o))
           return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d) repeats "

@@ -57,7 +57,7 @@ module haloswap
        haloswap_global_offset, haloswap_procs, haloswap_coord, init_halo_communication, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
-       haloswap_transport_name
+       haloswap_transport_name, haloswap_order_sizes
 
   interface
      integer(c_int) function c_decomp_create(comm, ndims, global, procs, periodic, out) &
@@ -99,11 +99,13 @@ module haloswap
        integer(c_int), value :: axis
      end function c_coord
      integer(c_int) function c_plan_create(d, nfields, types, datas, shapes, depth, stencil, &
-          oneway, axis, transport, out) bind(c, name="hs_f_plan_create")
+          oneway, axis, transport, orows, norder, offsets, nsweep, axes, out) &
+          bind(c, name="hs_f_plan_create")
        import :: c_int, c_ptr, c_char
        type(c_ptr), value :: d
-       integer(c_int), value :: nfields, stencil, oneway, axis
+       integer(c_int), value :: nfields, stencil, oneway, axis, orows, norder, nsweep
        integer(c_int), intent(in) :: types(*), shapes(*), depth(*)
+       integer(c_int), intent(in), optional :: offsets(*), axes(*)
        type(c_ptr), intent(in) :: datas(*)
        character(kind=c_char), intent(in) :: transport(*)
        type(c_ptr), intent(out) :: out
@@ -306,8 +308,11 @@ contains
   !> corners (box stencil) if involve_corners. Halo widths come from the array shapes.
   !> transport: e.g. "p2p", "rma-pscw", "rma-fence:drive=get" (default: HALOSWAP_TRANSPORT or p2p).
   !> oneway/oneway_axis: a one-direction swap (HALOSWAP_ONEWAY_LOWER sends to the lower neighbour).
+  !> Combine order of the reverse (docs/api.md, "Combine order"): order_offsets(3, n), one
+  !> neighbour offset (ox, oy, oz) per column in the order to combine, or sweep_axes(:), the
+  !> axes (HALOSWAP_X, ...) to sweep in order (empty: x, y, z); at most one of them.
   subroutine init_halo_communication(hs, decomp, fields, halo_depth, involve_corners, ierr, &
-       transport, depth_z, oneway, oneway_axis)
+       transport, depth_z, oneway, oneway_axis, order_offsets, sweep_axes)
     type(halo_communication_type), intent(inout) :: hs
     type(haloswap_decomposition), intent(in) :: decomp
     type(haloswap_field), intent(in) :: fields(:)
@@ -316,9 +321,10 @@ contains
     integer, intent(out) :: ierr
     character(len=*), intent(in), optional :: transport
     integer, intent(in), optional :: depth_z, oneway, oneway_axis
+    integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
     integer(c_int) :: types(max(size(fields), 1)), shapes(3 * max(size(fields), 1)), depth(3)
     type(c_ptr) :: datas(max(size(fields), 1))
-    integer(c_int) :: stencil, ow, ax
+    integer(c_int) :: stencil, ow, ax, orows, norder, nsweep
     character(kind=c_char, len=:), allocatable :: tname
     integer :: i
     do i = 1, size(fields)
@@ -335,8 +341,9 @@ contains
     if (present(oneway_axis)) ax = int(oneway_axis - 1, c_int)
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
+    call haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
     ierr = int(c_plan_create(decomp%ptr, int(size(fields), c_int), types, datas, shapes, depth, &
-         stencil, ow, ax, tname, hs%plan))
+         stencil, ow, ax, tname, orows, norder, order_offsets, nsweep, sweep_axes, hs%plan))
     hs%swap_in_progress = .false.
     if (allocated(hs%kinds)) deallocate(hs%kinds, hs%ranks, hs%extents)
     if (allocated(hs%started)) deallocate(hs%started)
@@ -350,6 +357,21 @@ contains
       end do
     end if
   end subroutine init_halo_communication
+
+  !> Sizes of the optional combine-order arguments for the C side: -1 where absent
+  !> (haloswap_geometry_init uses it too).
+  subroutine haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
+    integer(c_int), intent(out) :: orows, norder, nsweep
+    integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
+    orows = 3
+    norder = -1
+    nsweep = -1
+    if (present(order_offsets)) then
+      orows = int(size(order_offsets, 1), c_int)
+      norder = int(size(order_offsets, 2), c_int)
+    end if
+    if (present(sweep_axes)) nsweep = int(size(sweep_axes), c_int)
+  end subroutine haloswap_order_sizes
 
   !> Start the swap (returns without waiting for any neighbour). source_data: arrays to swap
   !> this time instead of the registered ones (MONC's source_data), same shapes and kinds.

@@ -42,9 +42,12 @@ int hs_f_coord(hs_decomp d, int axis) { return hs_decomp_coord(d, axis); }
 int hs_f_ndims(hs_decomp d) { return hs_decomp_ndims(d); }
 
 /* shapes: 3 allocated extents per field in axis order x, y, z. */
+/* order_offsets(orows, norder), sweep_axes(nsweep): norder / nsweep -1 when absent
+ * (hs__f_order). */
 int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *datas,
                      const int *shapes, const int *depth, int stencil, int oneway, int axis,
-                     const char *transport, hs_plan *out) {
+                     const char *transport, int orows, int norder, const int *offsets,
+                     int nsweep, const int *axes, hs_plan *out) {
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "init_halo_communication: decomposition not created");
   int rc = HS_OK;
@@ -69,10 +72,13 @@ int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *da
       fields[f].halo[a] = extra / 2;
     }
   }
+  hs_plan_desc pd;
+  hs_plan_desc_init(&pd);
+  if (rc == HS_OK)
+    rc = hs__f_order(d, "init_halo_communication", &pd, orows, norder, offsets, nsweep,
+                     axes);
   rc = hs__agree(d->comm, rc);
   if (rc == HS_OK) {
-    hs_plan_desc pd;
-    hs_plan_desc_init(&pd);
     for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = depth[a];
     pd.stencil = (hs_stencil)stencil;
     pd.oneway = (hs_oneway)oneway;

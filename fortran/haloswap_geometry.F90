@@ -10,7 +10,8 @@
 module haloswap_geometry
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm, MPI_COMM_NULL, operator(/=)
-  use haloswap, only: haloswap_decomposition, halo_communication_type, HALOSWAP_OK
+  use haloswap, only: haloswap_decomposition, halo_communication_type, HALOSWAP_OK, &
+       haloswap_order_sizes
   implicit none
   private
 
@@ -68,12 +69,14 @@ module haloswap_geometry
   interface
      integer(c_int) function c_plan_geom(d, nfields, kinds, datas, ranks, layouts, comp_first, &
           shapes, halo_lo, depth_set, depth_lo, depth_hi, stagger, owner, depth, stencil, &
-          transport, out) bind(c, name="hs_f_plan_create_geom")
+          transport, orows, norder, offsets, nsweep, axes, out) &
+          bind(c, name="hs_f_plan_create_geom")
        import :: c_int, c_ptr, c_char
        type(c_ptr), value :: d
-       integer(c_int), value :: nfields, stencil
+       integer(c_int), value :: nfields, stencil, orows, norder, nsweep
        integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), comp_first(*), shapes(*), &
             halo_lo(*), depth_set(*), depth_lo(*), depth_hi(*), stagger(*), owner(*), depth(*)
+       integer(c_int), intent(in), optional :: offsets(*), axes(*)
        type(c_ptr), intent(in) :: datas(*)
        character(kind=c_char), intent(in) :: transport(*)
        type(c_ptr), intent(out) :: out
@@ -304,8 +307,13 @@ contains
   end subroutine haloswap_field_set_stagger
 
   !> Build a plan over fields with their own geometry: depth(3) per axis x, y, z is the
-  !> default depth of fields without their own; corners if involve_corners.
-  subroutine haloswap_geometry_init(hs, decomp, fields, depth, involve_corners, ierr, transport)
+  !> default depth of fields without their own; corners if involve_corners. The combine order
+  !> (docs/api.md, "Combine order"): order_offsets(3, n), one neighbour offset (ox, oy, oz) per
+  !> column in the order to combine (EPIC's W, E, S, N, NE, SE, SW, NW), or sweep_axes(:), the
+  !> axes to sweep in order (Lare3d, EPOCH: [HALOSWAP_X, HALOSWAP_Y, HALOSWAP_Z]; empty: x, y,
+  !> z); at most one of them.
+  subroutine haloswap_geometry_init(hs, decomp, fields, depth, involve_corners, ierr, transport, &
+       order_offsets, sweep_axes)
     type(halo_communication_type), intent(inout) :: hs
     type(haloswap_decomposition), intent(in) :: decomp
     type(haloswap_gfield), intent(in) :: fields(:)
@@ -313,6 +321,8 @@ contains
     logical, intent(in) :: involve_corners
     integer, intent(out) :: ierr
     character(len=*), intent(in), optional :: transport
+    integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
+    integer(c_int) :: orows, norder, nsweep
     integer :: nf, i
     integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:), &
          dset(:), dlo(:), dhi(:), stag(:), own(:)
@@ -338,9 +348,10 @@ contains
     end do
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
+    call haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
     ierr = int(c_plan_geom(decomp%ptr, int(nf, c_int), kinds, datas, ranks, layouts, cf, shapes, &
          hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
-         involve_corners), tname, hs%plan))
+         involve_corners), tname, orows, norder, order_offsets, nsweep, sweep_axes, hs%plan))
     if (ierr == HALOSWAP_OK) hs%nfields = nf
     hs%swap_in_progress = .false.
   end subroutine haloswap_geometry_init

@@ -1,7 +1,8 @@
 /* libFuzzer harness: decomposition and plan descriptors (hs_decomp_desc, hs_plan_desc and the
  * fields) from fuzz bytes, at 1 rank. Property: a rejected descriptor fails with a code and a
  * message; an accepted one swaps its fields correctly (periodic halo cells hold the wrapped
- * interior value, every other cell keeps its value) without touching memory outside them. */
+ * interior value, every other cell keeps its value) without touching memory outside them,
+ * whatever its combine order (hs_order; no fixed depth cap: depths up to the extent). */
 #define _POSIX_C_SOURCE 200809L
 #include "haloswap.h"
 
@@ -224,11 +225,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   pd.fields = (pflags & 16) ? NULL : hf;
+  /* The combine order, read last so that inputs from before it decode as they did (0 past
+   * the end: canonical). A sweep at 1 rank leaves the same cells as the direct swap. */
+  int oflags = byte(&r), offs[27][3];
+  if (oflags & 1) {
+    pd.order = (oflags & 2) ? (hs_order)small_int(&r, 4) : (hs_order)(1 + byte(&r) % 2);
+    pd.norder = (oflags & 4) ? small_int(&r, 28) : 1 + byte(&r) % 26;
+    for (int k = 0; k < 27; k++)
+      for (int a = 0; a < 3; a++)
+        offs[k][a] = (oflags & 8) ? small_int(&r, 4) - 1 : byte(&r) % 3 - 1;
+    pd.order_offsets = (oflags & 16) ? NULL : &offs[0][0];
+    pd.nsweep = (oflags & 32) ? small_int(&r, 5) : byte(&r) % 4;
+    for (int a = 0; a < 3; a++) pd.sweep_axes[a] = (oflags & 64) ? small_int(&r, 4) : byte(&r) % 3;
+  }
   if (getenv("FUZZ_VERBOSE")) {
     fprintf(stderr, "ndims %d local %d %d %d periodic %d %d %d; depth %d %d %d stencil %d oneway %d "
-            "axis %d nfields %d\n", nd, local[0], local[1], local[2], periodic[0], periodic[1],
-            periodic[2], pd.depth[0], pd.depth[1], pd.depth[2], (int)pd.stencil, (int)pd.oneway,
-            pd.oneway_axis, pd.nfields);
+            "axis %d nfields %d order %d norder %d nsweep %d\n", nd, local[0], local[1],
+            local[2], periodic[0], periodic[1], periodic[2], pd.depth[0], pd.depth[1],
+            pd.depth[2], (int)pd.stencil, (int)pd.oneway, pd.oneway_axis, pd.nfields,
+            (int)pd.order, pd.norder, pd.nsweep);
     for (int f = 0; f < nf; f++)
       fprintf(stderr, "  field %d: type %d layout %d halo %d %d %d alloc %d %d %d stride %td %td "
               "%td data %p pack %d unpack %d\n", f, (int)hf[f].type, (int)hf[f].layout,

@@ -14,7 +14,6 @@ extern "C" {
 #define HS_VERSION_MAJOR 0
 #define HS_VERSION_MINOR 1
 #define HS_MAX_DIMS 3
-#define HS_MAX_DEPTH 4
 #define HS_MAX_FIELDS 1024
 
 typedef enum {
@@ -194,7 +193,7 @@ hs_field hs_field_array(hs_type type, void *data, hs_layout layout, int halo);
 typedef enum { HS_ORDER_CANONICAL = 0, HS_ORDER_OFFSETS = 1, HS_ORDER_SWEEP = 2 } hs_order;
 
 typedef struct {
-  int depth[HS_MAX_DIMS];     /* halo depth to swap per axis, 0..HS_MAX_DEPTH */
+  int depth[HS_MAX_DIMS];     /* halo depth to swap per axis, 0..every rank's local extent */
   hs_stencil stencil;
   hs_oneway oneway;           /* HS_ONEWAY_NONE for a full swap */
   int oneway_axis;            /* axis for a one-direction swap */
@@ -208,7 +207,7 @@ typedef struct {
   int norder;                 /* HS_ORDER_OFFSETS: number of offsets in order_offsets */
   const int *order_offsets;   /* HS_ORDER_OFFSETS: norder triples (ox, oy, oz), each in {-1,0,1};
                                  read during hs_plan_create only */
-  int nsweep;                 /* HS_ORDER_SWEEP: axes in sweep_axes; 0 = the exchanged axes x, y, z */
+  int nsweep;                 /* HS_ORDER_SWEEP: axes in sweep_axes; 0: the exchanged axes */
   int sweep_axes[HS_MAX_DIMS];
 } hs_plan_desc;
 

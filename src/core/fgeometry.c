@@ -60,11 +60,37 @@ static int describe(const char *who, const char *arg, hs_decomp d, int f, int ki
   return HS_OK;
 }
 
+int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
+                const int *offsets, int nsweep, const int *axes) {
+  if (norder >= 0 && nsweep >= 0)
+    return hs__error(HS_ERR_ARG, "%s: order_offsets and sweep_axes are both given; give one",
+                     who);
+  if (norder >= 0 && orows != 3)
+    return hs__error(HS_ERR_ARG, "%s: order_offsets has %d rows; it is order_offsets(3, n), one "
+                                 "offset (ox, oy, oz) per column", who, orows);
+  if (norder >= 0) hs_plan_desc_set_order_offsets(pd, norder, offsets);
+  if (nsweep < 0) return HS_OK;
+  int ax[HS_MAX_DIMS] = {-1, -1, -1};
+  for (int k = 0; k < nsweep && k < HS_MAX_DIMS; k++) {
+    if (axes[k] < 1 || axes[k] > d->ndims)
+      return hs__error(HS_ERR_ARG, "%s: sweep_axes(%d) = %d, must be 1..%d", who, k + 1, axes[k],
+                       d->ndims);
+    for (int j = 0; j < k; j++)
+      if (axes[j] == axes[k])
+        return hs__error(HS_ERR_ARG, "%s: sweep_axes(%d) = %d repeats sweep_axes(%d)", who, k + 1,
+                         axes[k], j + 1);
+    ax[k] = axes[k] - 1;
+  }
+  hs_plan_desc_set_order_sweep(pd, nsweep, ax);
+  return HS_OK;
+}
+
 int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *const *datas,
                           const int *ranks, const int *layouts, const int *cfirst,
                           const int *shapes, const int *hlo, const int *dset, const int *dlo,
                           const int *dhi, const int *stag, const int *own, const int *depth,
-                          int stencil, const char *transport, hs_plan *out) {
+                          int stencil, const char *transport, int orows, int norder,
+                          const int *offsets, int nsweep, const int *axes, hs_plan *out) {
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "haloswap_geometry_init: decomposition not created");
   int rc = HS_OK;
@@ -75,10 +101,13 @@ int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *cons
                   layouts[f], cfirst[f], shapes + 4 * f,
                   hlo + 4 * f, dset + 3 * f, dlo + 3 * f, dhi + 3 * f, stag + 3 * f, own + 3 * f,
                   &fields[f]);
+  hs_plan_desc pd;
+  hs_plan_desc_init(&pd);
+  if (rc == HS_OK)
+    rc = hs__f_order(d, "haloswap_geometry_init", &pd, orows, norder, offsets, nsweep,
+                     axes);
   rc = hs__agree(d->comm, rc);
   if (rc == HS_OK) {
-    hs_plan_desc pd;
-    hs_plan_desc_init(&pd);
     for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = a < d->ndims ? depth[a] : 0;
     pd.stencil = (hs_stencil)stencil;
     pd.nfields = nfields;

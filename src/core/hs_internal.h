@@ -154,7 +154,7 @@ struct hs_plan_s {
   bool has_callbacks;     /* some field uses pack/unpack hooks (no datatypes possible) */
 
   int noffsets;
-  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order (canonical: lexicographic) */
+  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order */
   /* Combine order (hs_order, docs/design.md "Reverse exchange"), validated and copied from the
    * description: the offsets as given (HS_ORDER_OFFSETS), the sweep axes as given (HS_ORDER_SWEEP;
    * nsweep 0 = the exchanged axes). A delegating transport passes them on to its plans. */
@@ -516,6 +516,13 @@ int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays);
 int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
                        uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
+
+/* ---- the Fortran modules' C halves (fortran/haloswap_f.c, src/core/fgeometry.c) */
+/* Their optional combine-order arguments into pd: order_offsets(orows = 3, norder) or
+ * sweep_axes(nsweep) (1-based axes, checked and named as the Fortran caller wrote them);
+ * norder, nsweep -1: absent. Local. */
+int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
+                const int *offsets, int nsweep, const int *axes);
 
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */

@@ -86,7 +86,8 @@ static void copy_order(hs_plan p, const hs_plan_desc *desc) {
   p->order = desc->order;
   if (p->order == HS_ORDER_OFFSETS) {
     p->norder = desc->norder;
-    memcpy(p->order_offsets, desc->order_offsets, (size_t)desc->norder * sizeof p->order_offsets[0]);
+    memcpy(p->order_offsets, desc->order_offsets,
+           (size_t)desc->norder * sizeof p->order_offsets[0]);
   } else if (p->order == HS_ORDER_SWEEP) {
     p->nsweep = desc->nsweep;
     memcpy(p->sweep_axes, desc->sweep_axes, sizeof p->sweep_axes);

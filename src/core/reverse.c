@@ -206,7 +206,8 @@ static void cut(const hs_plan p, const int *edge_of, piece *in, piece *out, int 
 }
 
 /* The steps in the plan's order: offsets as p->offsets lists them, then (within a message or
- * the self list) field, comp. Pulled steps of one edge with consecutive sections form groups of about GROUP. */
+ * the self list) field, comp. Pulled steps of one edge with consecutive sections form groups
+ * of about GROUP. */
 static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
   for (int o = 0; o < p->noffsets; o++) {
     if (p->send_to[o] == MPI_PROC_NULL) continue;

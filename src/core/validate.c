@@ -97,17 +97,20 @@ static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
       continue;
     }
     int dl = fl->depth_lo[a], dh = fl->depth_hi[a];
-    if (dl < 0 || dl > HS_MAX_DEPTH || dh < 0 || dh > HS_MAX_DEPTH)
+    if (dl < 0 || dh < 0)
       return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] depth on axis %d is %d below, %d "
-                                   "above; each must be 0..%d", f, a, dl, dh, HS_MAX_DEPTH);
+                                   "above; each must be >= 0", f, a, dl, dh);
     if (dl > hl || dh > hh)
       return hs__error(HS_ERR_ARG,
                        "hs_plan_create: fields[%d] depth on axis %d (%d below, %d above) exceeds "
                        "its allocated halo (%d below, %d above)", f, a, dl, dh, hl, hh);
+    /* A depth is bounded by the points of the rank that sends it: each rank checks its own,
+     * which bounds its neighbours' halos (depths are the same on every rank). */
     if (dl > cells - lo_extra || dh > cells - hi_extra)
       return hs__error(HS_ERR_ARG,
                        "hs_plan_create: fields[%d] depth on axis %d (%d below, %d above) exceeds "
-                       "the points rank %d owns there (%d cells%s)", f, a, dl, dh, d->rank, cells,
+                       "the points rank %d owns there (%d cells%s), which its neighbours' halos "
+                       "are filled from", f, a, dl, dh, d->rank, cells,
                        node ? ", one shared plane not owned" : "");
   }
   double bytes = (double)hs_type_size(fl->type) * (fl->ncomp > 1 ? fl->ncomp : 1);
@@ -144,7 +147,8 @@ static int check_order(const hs_decomp d, const hs_plan_desc *desc) {
       for (int a = 0; a < 3; a++) ok &= o[a] >= -1 && o[a] <= 1;
       if (!ok)
         return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d): each "
-                                     "component must be -1, 0 or 1, not all 0", k, o[0], o[1], o[2]);
+                                     "component must be -1, 0 or 1, not all 0",
+                         k, o[0], o[1], o[2]);
       for (int j = 0; j < k; j++)
         if (!memcmp(o, desc->order_offsets + 3 * j, 3 * sizeof *o))
           return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets[%d] = (%d,%d,%d) repeats "
@@ -189,13 +193,14 @@ int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc) {
                          d->ndims);
       continue;
     }
-    if (dp < 0 || dp > HS_MAX_DEPTH)
-      return hs__error(HS_ERR_ARG, "hs_plan_create: depth[%d] = %d, must be 0..%d", a, dp,
-                       HS_MAX_DEPTH);
+    if (dp < 0)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: depth[%d] = %d, must be >= 0", a, dp);
+    /* Bounded by the sender's extent: each rank checks its own (see check_geometry). */
     if (dp > d->local[a])
       return hs__error(HS_ERR_ARG,
                        "hs_plan_create: depth[%d] = %d is larger than the local extent %d on "
-                       "axis %d of rank %d (global %d over %d ranks)",
+                       "axis %d of rank %d (global %d over %d ranks), which its neighbours' "
+                       "halos are filled from",
                        a, dp, d->local[a], a, d->rank, d->global[a], d->procs[a]);
   }
   if (desc->stencil != HS_STENCIL_BOX && desc->stencil != HS_STENCIL_STAR)

@@ -184,6 +184,44 @@ static void decomp_case(const char *name, MPI_Comm comm, const hs_decomp_desc *d
 #define DECOMP_CASE(name, comm, dd, want, ...) \
   decomp_case((name), (comm), (dd), (want), NEEDLES(__VA_ARGS__))
 
+/* ---------------------------------------------------------------- deep halos */
+/* No fixed cap: a depth is bounded by the local extent of every rank that sends it. On x,
+ * split over every rank with the last one a point short (5 cells each, 4 on the last), depth
+ * 5 exceeds the last rank's extent: its own on the last rank, its neighbour's on the others
+ * (rank 0 is the last rank's periodic neighbour). The same for one field's depth below. */
+static void deep_cases(void) {
+  hs_decomp_desc dd = decomp_desc();
+  dd.global[0] = 5 * size - 1;
+  dd.procs[0] = size;
+  dd.procs[1] = 1;
+  hs_decomp d5 = NULL;
+  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d5) != HS_OK) {
+    skip("deep halos: (all kinds)", hs_error_message());
+    return;
+  }
+  hs_decomp keep = dec;
+  dec = d5;
+  char s[160];
+  hs_plan_desc pd = plan_desc(1);
+  fields[0].halo[0] = fields[0].halo[1] = 5;
+  pd.depth[0] = 5;
+  snprintf(s, sizeof s, "rank %d: hs_plan_create: depth[0] = 5 is larger than the local extent 4 "
+                        "on axis 0 of rank %d", last, last);
+  PLAN_CASE(size > 1 ? "hs_plan_create: depth larger than a neighbour's extent"
+                     : "hs_plan_create: depth larger than the own extent", pd, HS_ERR_ARG, s,
+            "its neighbours' halos");
+  pd = plan_desc(1);
+  fields[0].halo[0] = 5;
+  hs_field_set_depth(&fields[0], 0, 5, 1);
+  snprintf(s, sizeof s, "rank %d: hs_plan_create: fields[0] depth on axis 0 (5 below, 1 above) "
+                        "exceeds the points rank %d owns there (4 cells)", last, last);
+  PLAN_CASE(size > 1 ? "hs_plan_create: field depth below larger than a neighbour's extent"
+                     : "hs_plan_create: field depth below larger than the own extent", pd,
+            HS_ERR_ARG, s);
+  dec = keep;
+  hs_decomp_free(&d5);
+}
+
 /* ---------------------------------------------------------------- C API */
 static void c_api_cases(void) {
   hs_decomp_desc dd;
@@ -258,10 +296,11 @@ static void c_api_cases(void) {
   PLAN_CASE("hs_plan_create: fields is NULL", pd, HS_ERR_ARG, "fields is NULL");
   pd = plan_desc(1);
   pd.depth[0] = -1;
-  PLAN_CASE("hs_plan_create: negative depth", pd, HS_ERR_ARG, "depth[0] = -1", "0..4");
+  PLAN_CASE("hs_plan_create: negative depth", pd, HS_ERR_ARG, "depth[0] = -1", ">= 0");
   pd = plan_desc(1);
-  pd.depth[1] = HS_MAX_DEPTH + 1;
-  PLAN_CASE("hs_plan_create: depth above the maximum", pd, HS_ERR_ARG, "depth[1] = 5", "0..4");
+  hs_field_set_depth(&fields[0], 1, 0, -2);
+  PLAN_CASE("hs_plan_create: negative field depth", pd, HS_ERR_ARG,
+            "fields[0] depth on axis 1 is 0 below, -2 above", ">= 0");
   pd = plan_desc(1);
   pd.depth[0] = pd.depth[1] = 2;
   pd.depth[2] = 1;
@@ -278,6 +317,7 @@ static void c_api_cases(void) {
           "fields[1].halo[0] = 1 is smaller than depth[0] = 2");
     if (p) hs_plan_free(&p);
   }
+  deep_cases();
   /* A depth larger than the interior (nz = 3 < 4), with a halo that large. */
   pd = plan_desc(1);
   fields[0].halo[2] = 4;

@@ -140,9 +140,9 @@ int main(int argc, char **argv) {
   hs_plan_desc_init(&pd);
   pd.nfields = 1;
   pd.fields = f;
-  pd.depth[0] = 5;
-  expect("depth above the maximum", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "depth[0] = 5, must be 0..4");
+  pd.depth[0] = -5;
+  expect("negative depth", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
+         "depth[0] = -5, must be >= 0");
 
   hs_plan_desc_init(&pd);
   pd.nfields = 1;

@@ -68,8 +68,10 @@ static const config configs[] = {
     {"policy-callbacks", 3, {12, 10, 4}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 0, HS_STENCIL_BOX, 0, 0, 4, 0, 0, 0, 1},
     /* 64 fields in one plan. */
     {"64-fields", 3, {9, 9, 2}, {0, 0, 1}, {1, 1, 0}, {1, 1, 0}, 0, HS_STENCIL_BOX, 0, 0, 64, 1, 0, 0, 0},
-    /* Depth 4, the maximum. */
-    {"depth4", 3, {27, 26, 2}, {0, 0, 1}, {1, 1, 0}, {4, 4, 0}, 0, HS_STENCIL_BOX, 0, 0, 1, 0, 0, 0, 0},
+    /* Deep halos: depth 8 (every rank's extent is 8 or more at 1-9 ranks), and EPOCH's ghost
+     * width 5 on a 3-D decomposition (26 neighbours), mixed types and layouts. */
+    {"depth8", 3, {32, 32, 2}, {0, 0, 1}, {1, 1, 0}, {8, 8, 0}, 0, HS_STENCIL_BOX, 0, 0, 2, 1, 0, 0, 0},
+    {"depth5-3d", 3, {15, 15, 10}, {0, 0, 0}, {1, 1, 1}, {5, 5, 5}, 0, HS_STENCIL_BOX, 0, 0, 3, 1, 2, 0, 0},
     /* Runs of 83 cells (332-664 B, every alignment): the streaming halo copies (stream=1)
      * write whole lines in the middle and the shared head and tail lines with memcpy. */
     {"long-runs", 3, {11, 9, 83}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 1, HS_STENCIL_BOX, 0, 0, 4, 1, 2, 0, 0},

@@ -6,7 +6,8 @@
 ! with the remainder to the high ranks and Lare3d's Cartesian axis order.
 ! Forward: every point against its value from global coordinates (untouched points keep a
 ! sentinel); reverse (sum): every owned point counts its halo copies on all ranks, computed
-! analytically; the swap is also driven through haloswap_swap_test.
+! analytically; the swap is also driven through haloswap_swap_test. The combine-order
+! arguments (orders, below) against EPIC's and EPOCH's own additions.
 program test_fields_fortran
   use mpi_f08
   use haloswap
@@ -25,6 +26,8 @@ program test_fields_fortran
     call tally(nbad, "epic")
     call lare3d(tname, nbad)
     call tally(nbad, "lare3d")
+    call orders(tname, nbad)
+    call tally(nbad, "orders")
   end do
   if (rank == 0) print '(a,i0,a,i0,a,i0,a,i0,a)', 'test_fields_fortran at ', nranks, ' ranks: ', &
        passed, ' passed, ', failed, ' failed, ', skipped, ' skipped'
@@ -371,6 +374,151 @@ contains
     call finalise_halo_communication(hs, ierr)
     call haloswap_decomposition_free(d, ierr)
   end subroutine lare3d
+
+  ! ---------------------------------------------------------------- combine orders
+  ! The optional order arguments of haloswap_geometry_init, on one rank with periodic x and y
+  ! (each rank its own decomposition over MPI_COMM_SELF), against the codes' own additions
+  ! written out with array sections: EPIC's field_buffer_to_interior (order_offsets: W, E, S,
+  ! N, NE, SE, SW, NW; halo 1 below, 2 above) and EPOCH's particle_periodic_bcs (sweep_axes:
+  ! x, then y over the x ghosts; ghosts 2). Every point bit for bit (the sweep leaves partial
+  ! sums in the ghosts, EPIC's order leaves the halos alone); the canonical order gives other
+  ! bits somewhere. Then the arguments' errors.
+  subroutine orders(tname, nbad)
+    character(len=*), intent(in) :: tname
+    integer, intent(out) :: nbad
+    integer, parameter :: nx = 6, ny = 5, nz = 3
+    integer, parameter :: epic_order(3, 8) = reshape([-1, 0, 0, 1, 0, 0, 0, -1, 0, 0, 1, 0, &
+         1, 1, 0, 1, -1, 0, -1, -1, 0, -1, 1, 0], [3, 8])
+    type(haloswap_decomposition) :: d
+    type(halo_communication_type) :: he, hc, hw
+    type(haloswap_gfield) :: f(1)
+    real(8) :: q(0:nz - 1, -1:ny + 1, -1:nx + 1), qc(0:nz - 1, -1:ny + 1, -1:nx + 1)
+    real(8) :: want(0:nz - 1, -1:ny + 1, -1:nx + 1)
+    real(8) :: e(-2:nx + 1, -2:ny + 1, 0:nz - 1), ewant(-2:nx + 1, -2:ny + 1, 0:nz - 1)
+    integer :: i, j, k, ndiff
+    nbad = 0
+    call haloswap_decomposition_create(d, MPI_COMM_SELF, [nx, ny, nz], ierr, procs=[1, 1, 1], &
+         periodic=[1, 1, 0])
+    if (ierr /= HALOSWAP_OK) then
+      nbad = 1
+      return
+    end if
+    ! EPIC: q(z, y, x), halo 1 below / 2 above in x and y
+    f(1) = haloswap_gfield(q, [0, 1, 1])
+    call haloswap_field_set_depth(f(1), HALOSWAP_X, 1, 2)
+    call haloswap_field_set_depth(f(1), HALOSWAP_Y, 1, 2)
+    call haloswap_geometry_init(he, d, f, [0, 0, 0], .true., ierr, transport=tname, &
+         order_offsets=epic_order)
+    if (ierr == HALOSWAP_OK) call haloswap_geometry_init(hc, d, f, [0, 0, 0], .true., ierr, &
+         transport=tname)
+    if (ierr /= HALOSWAP_OK) then
+      if (ierr /= HALOSWAP_ERR_UNAVAILABLE) nbad = 1
+      if (ierr == HALOSWAP_ERR_UNAVAILABLE) nbad = -1
+      call haloswap_decomposition_free(d, ierr)
+      return
+    end if
+    do i = -1, nx + 1
+      do j = -1, ny + 1
+        do k = 0, nz - 1
+          q(k, j, i) = mixed(i, j, k, i >= 0 .and. i < nx .and. j >= 0 .and. j < ny)
+        end do
+      end do
+    end do
+    want = q
+    qc = q
+    want(:, 0:ny-1, 0:1) = want(:, 0:ny-1, 0:1) + want(:, 0:ny-1, nx:nx+1)       ! W
+    want(:, 0:ny-1, nx-1) = want(:, 0:ny-1, nx-1) + want(:, 0:ny-1, -1)          ! E
+    want(:, 0:1, 0:nx-1) = want(:, 0:1, 0:nx-1) + want(:, ny:ny+1, 0:nx-1)       ! S
+    want(:, ny-1, 0:nx-1) = want(:, ny-1, 0:nx-1) + want(:, -1, 0:nx-1)          ! N
+    want(:, ny-1, nx-1) = want(:, ny-1, nx-1) + want(:, -1, -1)                  ! NE
+    want(:, 0:1, nx-1) = want(:, 0:1, nx-1) + want(:, ny:ny+1, -1)               ! SE
+    want(:, 0:1, 0:1) = want(:, 0:1, 0:1) + want(:, ny:ny+1, nx:nx+1)            ! SW
+    want(:, ny-1, 0:1) = want(:, ny-1, 0:1) + want(:, -1, nx:nx+1)               ! NW
+    call haloswap_reverse(he, HALOSWAP_OP_SUM, ierr)
+    if (ierr /= HALOSWAP_OK) nbad = nbad + 1
+    ndiff = 0
+    do i = -1, nx + 1
+      do j = -1, ny + 1
+        do k = 0, nz - 1
+          if (.not. same(q(k, j, i), want(k, j, i))) call bad(nbad, 'EPIC-order reverse', i, j, k)
+        end do
+      end do
+    end do
+    q = qc
+    call haloswap_reverse(hc, HALOSWAP_OP_SUM, ierr)
+    ndiff = count(q /= want)
+    if (ierr /= HALOSWAP_OK .or. ndiff == 0) call bad(nbad, 'canonical order gives EPIC''s bits', &
+         ndiff, 0, 0)
+    call finalise_halo_communication(he, ierr)
+    call finalise_halo_communication(hc, ierr)
+    ! EPOCH: e(x, y, z) with 2 ghosts, swept x then y
+    f(1) = haloswap_gfield(e, [2, 2, 0], layout=HALOSWAP_LAYOUT_XYZ)
+    call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
+         sweep_axes=[HALOSWAP_X, HALOSWAP_Y])
+    if (ierr /= HALOSWAP_OK) call bad(nbad, 'sweep plan', ierr, 0, 0)
+    do i = -2, nx + 1
+      do j = -2, ny + 1
+        do k = 0, nz - 1
+          e(i, j, k) = mixed(i, j, k, i >= 0 .and. i < nx .and. j >= 0 .and. j < ny)
+        end do
+      end do
+    end do
+    ewant = e
+    ewant(0:1, :, :) = ewant(0:1, :, :) + ewant(nx:nx+1, :, :)
+    ewant(nx-2:nx-1, :, :) = ewant(nx-2:nx-1, :, :) + ewant(-2:-1, :, :)
+    ewant(:, 0:1, :) = ewant(:, 0:1, :) + ewant(:, ny:ny+1, :)
+    ewant(:, ny-2:ny-1, :) = ewant(:, ny-2:ny-1, :) + ewant(:, -2:-1, :)
+    if (ierr == HALOSWAP_OK) call haloswap_reverse(hw, HALOSWAP_OP_SUM, ierr)
+    if (ierr /= HALOSWAP_OK) call bad(nbad, 'sweep reverse', ierr, 0, 0)
+    do i = -2, nx + 1
+      do j = -2, ny + 1
+        do k = 0, nz - 1
+          if (.not. same(e(i, j, k), ewant(i, j, k))) call bad(nbad, 'EPOCH sweep', i, j, k)
+        end do
+      end do
+    end do
+    call finalise_halo_communication(hw, ierr)
+    ! the arguments' errors
+    call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
+         order_offsets=epic_order, sweep_axes=[1, 2])
+    call expect_error(nbad, 'both given')
+    call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
+         sweep_axes=[1, 4])
+    call expect_error(nbad, 'sweep_axes(2) = 4, must be 1..3')
+    call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
+         order_offsets=epic_order(1:2, :))
+    call expect_error(nbad, 'order_offsets has 2 rows')
+    call haloswap_decomposition_free(d, ierr)
+  end subroutine orders
+
+  ! Interior values in [1, 2), halo values of 53 significant bits scaled by 2^-1..2^-5: the
+  ! order of additions shows in the last bits.
+  real(8) function mixed(i, j, k, inside)
+    integer, intent(in) :: i, j, k
+    logical, intent(in) :: inside
+    integer(8) :: h
+    h = int(i + 7, 8) * 1000003_8 + int(j + 7, 8) * 10007_8 + int(k, 8) * 101_8
+    h = mod(h * 2654435761_8 + 1442695_8, 4503599627370496_8)
+    if (inside) then
+      mixed = 1.0d0 + real(h, 8) * 2.0d0**(-52)
+    else
+      mixed = (1.0d0 + real(h, 8) * 2.0d0**(-52)) * 2.0d0**(-1 - int(mod(h, 5_8)))
+    end if
+  end function mixed
+  logical function same(a, b)
+    real(8), intent(in) :: a, b
+    same = transfer(a, 1_8) == transfer(b, 1_8)
+  end function same
+  ! The last call failed with HALOSWAP_ERR_ARG and a message containing needle.
+  subroutine expect_error(nbad, needle)
+    integer, intent(inout) :: nbad
+    character(len=*), intent(in) :: needle
+    if (ierr /= HALOSWAP_ERR_ARG .or. index(haloswap_error_message(), needle) == 0) then
+      if (nbad < 3) print '(a,i0,a,a,a,i0,a,a)', '[rank ', rank, '] wanted an error with "', &
+           needle, '", got ', ierr, ': ', haloswap_error_message()
+      nbad = nbad + 1
+    end if
+  end subroutine expect_error
 
   subroutine bad(nbad, what, i, j, k)
     integer, intent(inout) :: nbad

@@ -399,6 +399,11 @@ const hs_transport_ops *hs__transport_default(void);
 /* Name of a known transport id whether built or not, and why it is not built (NULL if it
  * is); NULL name for an id that is not a transport. */
 const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
+/* Why a known transport called `name` is not in this build, or NULL (built, or unknown). */
+const char *hs__transport_unbuilt(const char *name);
+/* The one answer for an unbuilt transport, by name or id: HS_ERR_UNAVAILABLE and the reason
+ * ("<who>: transport <name> is not built into this haloswap: <why>"; who may be NULL). */
+int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
 
 /* ---- options (src/core/options.c) */
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
@@ -454,6 +459,8 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc);
 /* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
  * geometry is known). */
 int hs__check_sweep(const hs_plan p);
+/* Collective (agreed inside): every field's allocated shape on each axis kept whole is rank 0's. */
+int hs__check_shapes(hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */

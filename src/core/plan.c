@@ -103,10 +103,7 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
     if (!spec)
       return hs__error(HS_ERR_ARG, "hs_plan_create: transport = %d is not an hs_transport_id",
                        (int)desc->transport);
-    if (why)
-      return hs__error(HS_ERR_UNAVAILABLE, "hs_plan_create: transport %s (id %d) is not built "
-                                           "into this haloswap: %s",
-                       spec, (int)desc->transport, why);
+    if (why) return hs__transport_unbuilt_error("hs_plan_create", spec, why);
   }
   const char *colon = strchr(spec, ':');
   size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -118,6 +115,8 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
   for (char *c = p->transport_name; *c; c++)
     if (*c == '_') *c = '-';
   p->ops = hs__transport_find(p->transport_name);
+  const char *why = p->ops ? NULL : hs__transport_unbuilt(p->transport_name);
+  if (why) return hs__transport_unbuilt_error("hs_plan_create", p->transport_name, why);
   if (!p->ops) {
     char list[512];
     hs__transport_list(list, sizeof list);
@@ -212,6 +211,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   if (rc == HS_OK) rc = resolve_transport(p, desc, flags);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
+  if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
   if (rc == HS_OK) {
     char why[256] = "";
     int q = p->ops->query ? p->ops->query(p->comm, why, sizeof why) : HS_OK;

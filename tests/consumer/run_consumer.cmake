@@ -1,6 +1,8 @@
 # Builds one consumer of the installed haloswap and runs it on 2 ranks (cmake -P).
-# -DMODE=cmake|pkgconfig|mismatch -DLANG=c|cxx|fortran -DSRC=<tests/consumer> -DBIN=<work dir>
-# -DPREFIX=<install prefix> -DMPIEXEC=... -DOVERSUB=... [-DOTHER_MPICC=...] [-DCC=...] [-DFC=...]
+# -DMODE=cmake|pkgconfig|mismatch|refuse -DLANG=c|cxx|fortran -DSRC=<tests/consumer>
+# -DBIN=<work dir> -DPREFIX=<install prefix> -DMPIEXEC=... -DOVERSUB=... [-DOTHER_MPICC=...]
+# [-DCC=...] [-DFC=...] [-DPROJECT=<project folder, default LANG>] [-DEXE=<program name>]
+# [-DCONFIGURE=<extra configure args, ;-separated>] [-DEXPECT=<regex of refuse's message>]
 cmake_minimum_required(VERSION 3.18)
 file(REMOVE_RECURSE ${BIN})
 file(MAKE_DIRECTORY ${BIN})
@@ -22,11 +24,31 @@ function(run_ranks exe)
   endif()
 endfunction()
 
+if(NOT PROJECT)
+  set(PROJECT ${LANG})
+endif()
+if(NOT EXE)
+  set(EXE consumer_${LANG})
+endif()
 if(MODE STREQUAL "cmake")
-  run(${CMAKE_COMMAND} -S ${SRC}/${LANG} -B ${BIN} -DCMAKE_PREFIX_PATH=${PREFIX})
+  run(${CMAKE_COMMAND} -S ${SRC}/${PROJECT} -B ${BIN} -DCMAKE_PREFIX_PATH=${PREFIX} ${CONFIGURE})
   message("${out}")
   run(${CMAKE_COMMAND} --build ${BIN})
-  run_ranks(${BIN}/consumer_${LANG})
+  run_ranks(${BIN}/${EXE})
+elseif(MODE STREQUAL "refuse")
+  # Configuring must fail with a message matching EXPECT.
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC}/${PROJECT} -B ${BIN}
+                          -DCMAKE_PREFIX_PATH=${PREFIX} ${CONFIGURE}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  message("${out}")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "configuring ${PROJECT} succeeded; it must be refused")
+  endif()
+  string(REGEX REPLACE "[ \n]+" " " flat "${out}") # CMake wraps the message
+  if(NOT flat MATCHES "${EXPECT}")
+    message(FATAL_ERROR "configuring failed without the expected message (${EXPECT})")
+  endif()
+  message("refused as expected")
 elseif(MODE STREQUAL "pkgconfig")
   set(ENV{PKG_CONFIG_PATH} ${PREFIX}/lib/pkgconfig)
   if(LANG STREQUAL "c")

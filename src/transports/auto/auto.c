@@ -98,7 +98,9 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
     if (!strcmp(name, p->transport_name))
       return hs__error(HS_ERR_ARG, "auto: candidates = '%s' names auto itself", list);
-    if (!hs__transport_find(name)) {
+    /* A known transport this build leaves out is skipped like an unusable one (with the
+     * reason, create_candidate); only a name no build knows is a mistake. */
+    if (!hs__transport_find(name) && !hs__transport_unbuilt(name)) {
       char built[512];
       hs__transport_list(built, sizeof built);
       return hs__error(HS_ERR_ARG,

@@ -478,8 +478,10 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out);
 /* HS_OK if every halo cell the plan writes holds the value of the cell it mirrors; else
  * HS_ERR_INTERNAL with the first wrong cell in the message. Local. */
 int hs__oracle_check(hs_plan p, hs_oracle *o);
-/* Fill the fields with the analytic pattern again (for the next candidate). */
-void hs__oracle_reset(hs_plan p, hs_oracle *o);
+/* Ready for the next candidate: the sentinel back in every halo cell the plan writes (full
+ * = 0: a swap writes nothing else), or the whole pattern again (full = 1: after a candidate
+ * that failed, which may have written anywhere). */
+void hs__oracle_reset(hs_plan p, hs_oracle *o, int full);
 /* Put the fields' saved contents back and free o. */
 void hs__oracle_end(hs_plan p, hs_oracle *o);
 

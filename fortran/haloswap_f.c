@@ -131,3 +131,16 @@ const char *hs_f_transport_name(int i) { return hs_transport_name(i); }
 int hs_f_set_error(int code, const char *msg, int len) {
   return hs__error(code, "%.*s", len > 0 ? len : 0, msg);
 }
+
+/* The Fortran side found a mistake (already in hs_error_message) where a swap begins: every
+ * neighbour learns of it in this swap (docs/design.md, "Errors during a swap"). */
+int hs_f_swap_fail(hs_plan p, int code) {
+  if (!p) return code;
+  return hs__swap_fail(p, code);
+}
+
+/* ... or while a swap is in progress: the plan fails; the swap completes as started. */
+int hs_f_fail_mark(hs_plan p, int code) {
+  if (!p) return code;
+  return hs__fail_local(p, code);
+}

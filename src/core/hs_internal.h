@@ -326,6 +326,10 @@ void hs__fail_texts_end(MPI_Request *reqs, int n);
 /* The error the plan's failure gives: its code and message (hs_error_message). */
 int hs__fail_return(hs_plan p);
 void hs__fail_free(hs_plan p);
+/* A layer above the C API (Fortran, the drop-ins) found a per-swap mistake where a swap
+ * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
+ * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
+int hs__swap_fail(hs_plan p, int code);
 
 /* ---- text (src/core/strbuf.c) */
 /* Append printf output at *n in buf (len bytes), advancing *n even past len (truncation is

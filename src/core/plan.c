@@ -350,6 +350,8 @@ static int fail_here(hs_plan p, int code) {
   return hs__fail_return(p);
 }
 
+int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code); }
+
 /* A later swap of a failed plan: a failed round as well, so its neighbours learn of the
  * failure rather than wait, and HS_ERR_STATE. */
 static int failed_plan(hs_plan p, const char *who) {

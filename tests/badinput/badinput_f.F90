@@ -106,6 +106,32 @@ subroutine badinput_fortran(fcomm) bind(c, name="badinput_fortran")
        source_data=[haloswap_field(src), haloswap_field(other)])
   call check(ierr, HALOSWAP_ERR_ARG, "source_data has 2 fields but the plan has 1")
 
+  ! One rank wrong in a swap while the others swap correctly (issue 28): every rank returns
+  ! that rank's error in this very swap, and none is left waiting (tests/faults for C).
+  if (nprocs > 1) then
+    call begin("one rank only (Fortran): source_data of the wrong shape on the last rank")
+    call fresh()
+    if (rank == nprocs - 1) then
+      call blocking_halo_swap(hs, ierr, source_data=[haloswap_field(wrong)])
+    else
+      call blocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
+    end if
+    call check_only(ierr, HALOSWAP_ERR_ARG, "source_data(1) has shape", &
+         all(wrong == S) .and. all(a == S))
+    call begin("one rank only (Fortran): source_data of the wrong kind on the first rank")
+    call fresh()
+    if (rank == 0) then
+      call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(a32)])
+    else
+      call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
+      if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr, &
+           source_data=[haloswap_field(src)])
+    end if
+    call check_only(ierr, HALOSWAP_ERR_ARG, "is real(c_float)", all(a32 == real(S, c_float)) &
+         .and. all(a == S))
+    src = S
+  end if
+
   ! complete with a wrong array after a valid initiate: refused; the swap completes with the
   ! arrays initiate had (no neighbour waits) and the state fails (this segfaulted inside
   ! complete before the checks).

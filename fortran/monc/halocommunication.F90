@@ -1242,8 +1242,14 @@ contains
   subroutine fatal(where, msg)
     character(len=*), intent(in) :: where, msg
     integer :: ierr
+    double precision :: t0
     write(error_unit, '(a)') "halo_communication_mod: " // where // ": " // msg
     flush(error_unit)
+    ! A moment for the launcher to pass the message on: MPICH's drops what a rank wrote just
+    ! before another rank's MPI_Abort reached it.
+    t0 = mpi_wtime()
+    do while (mpi_wtime() - t0 < 0.3d0)
+    end do
     call mpi_abort(MPI_COMM_WORLD, 1, ierr)
     stop 1
   end subroutine fatal

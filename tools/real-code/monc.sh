@@ -36,7 +36,7 @@ CFG
     local extra=""
     [ -d /usr/lib/x86_64-linux-gnu/$mpi/lib ] && extra=/usr/lib/x86_64-linux-gnu/$mpi/lib
     local oshmem=""
-    nm -A "$hs/lib/libhaloswap.a" 2>/dev/null | grep -q " U shmem_init" && oshmem=oshmem
+    if grep -q -- -loshmem "$hs/lib/pkgconfig/haloswap.pc"; then oshmem=oshmem; fi
     cat >> "$3" <<CFG
 build.prop{class,no-dep.f.module} = mpi netcdf mpi_f08 haloswap
 build.prop{class,fc.include-paths} = \$netcdf_inc_path \$fftw_inc_path $hs/include

@@ -1,6 +1,9 @@
-# Identifies an MPI library from its mpi.h: used when haloswap is built (to record it) and by
+# Identifies an MPI library: used when haloswap is built (to record it) and by
 # haloswapConfig.cmake (to check that a consumer uses the same MPI).
-# haloswap_mpi_id(<include dirs> <flavour var> <version var>): flavour openmpi|mpich|unknown.
+# haloswap_mpi_id(<include dirs> <flavour var> <version var> [<compiler>...]): flavour
+# openmpi|mpich|unknown. From the first mpi.h found in the include dirs; where there is none
+# (the project's compiler is the MPI wrapper itself, so FindMPI needs no include directory),
+# from the wrappers among the compilers: Open MPI's answer `--showme:version`, MPICH's `-v`.
 function(haloswap_mpi_id dirs flavour_var version_var)
   set(flavour unknown)
   set(version "")
@@ -21,6 +24,25 @@ function(haloswap_mpi_id dirs flavour_var version_var)
         set(version ${CMAKE_MATCH_1})
         break()
       endif()
+    endif()
+  endforeach()
+  foreach(cc ${ARGN})
+    if(NOT flavour STREQUAL "unknown" OR NOT cc OR NOT EXISTS "${cc}")
+      continue()
+    endif()
+    execute_process(COMMAND "${cc}" --showme:version OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                    RESULT_VARIABLE _rc TIMEOUT 30)
+    if(_rc EQUAL 0 AND "${_out}${_err}" MATCHES "Open MPI ([0-9]+\\.[0-9]+\\.[0-9]+)")
+      set(flavour openmpi)
+      set(version ${CMAKE_MATCH_1})
+      break()
+    endif()
+    execute_process(COMMAND "${cc}" -v OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                    RESULT_VARIABLE _rc TIMEOUT 30)
+    if("${_out}${_err}" MATCHES "for MPICH version ([0-9][0-9a-z.]*)")
+      set(flavour mpich)
+      set(version ${CMAKE_MATCH_1})
+      break()
     endif()
   endforeach()
   set(${flavour_var} ${flavour} PARENT_SCOPE)

@@ -136,6 +136,16 @@ module haloswap
        import :: c_int
        integer(c_int), value :: given, want
      end function c_error_source_data
+     integer(c_int) function c_swap_fail(p, code) bind(c, name="hs_f_swap_fail")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+       integer(c_int), value :: code
+     end function c_swap_fail
+     integer(c_int) function c_fail_mark(p, code) bind(c, name="hs_f_fail_mark")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+       integer(c_int), value :: code
+     end function c_fail_mark
      integer(c_int) function c_set_error(code, msg, len) bind(c, name="hs_f_set_error")
        import :: c_int, c_char
        integer(c_int), value :: code, len
@@ -382,7 +392,11 @@ contains
     type(c_ptr), allocatable, target :: arrays(:)
     if (present(source_data)) then
       call gather_arrays(hs, source_data, arrays, ierr, "initiate_nonblocking_halo_swap")
-      if (ierr /= HALOSWAP_OK) return
+      if (ierr /= HALOSWAP_OK) then
+        ! The neighbours wait for this swap: they get the error in it (design.md).
+        ierr = int(c_swap_fail(hs%plan, int(ierr, c_int)))
+        return
+      end if
       ierr = int(c_swap_start(hs%plan, c_loc(arrays)))
     else
       ierr = int(c_swap_start(hs%plan, c_null_ptr))
@@ -395,7 +409,8 @@ contains
   end subroutine initiate_nonblocking_halo_swap
 
   !> Block until every halo cell of the started swap is written. source_data: the same arrays
-  !> as given to initiate (or none if none were); otherwise an error and the swap stays open.
+  !> as given to initiate (or none if none were); otherwise an error, the swap completes with
+  !> initiate's arrays and the state is failed (its next swaps pass the error on).
   subroutine complete_nonblocking_halo_swap(hs, ierr, source_data)
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
@@ -404,31 +419,33 @@ contains
     character(len=*), parameter :: who = "complete_nonblocking_halo_swap"
     character(len=200) :: msg
     integer :: i
-    if (present(source_data)) then
+    ierr = HALOSWAP_OK
+    if (present(source_data) .and. hs%swap_in_progress) then
       call gather_arrays(hs, source_data, arrays, ierr, who)
-      if (ierr /= HALOSWAP_OK) return
-      if (hs%swap_in_progress) then
-        if (.not. allocated(hs%started)) then
-          ierr = set_error(HALOSWAP_ERR_ARG, who // ": source_data given, but the swap was " // &
-               "initiated without source_data (complete needs the arrays initiate had)")
-          return
-        end if
+      if (ierr == HALOSWAP_OK .and. .not. allocated(hs%started)) then
+        ierr = set_error(HALOSWAP_ERR_ARG, who // ": source_data given, but the swap was " // &
+             "initiated without source_data (complete needs the arrays initiate had)")
+      else if (ierr == HALOSWAP_OK) then
         do i = 1, hs%nfields
           if (.not. c_associated(arrays(i), hs%started(i))) then
             write(msg, '(a,i0,a)') who // ": source_data(", i, ") is not the array given to " // &
                  "initiate_nonblocking_halo_swap for this swap"
             ierr = set_error(HALOSWAP_ERR_ARG, msg)
-            return
+            exit
           end if
         end do
       end if
+    else if (hs%swap_in_progress .and. allocated(hs%started)) then
+      ierr = set_error(HALOSWAP_ERR_ARG, who // ": the swap was initiated with source_data; " // &
+           "give complete the same source_data")
+    end if
+    ! A mistake fails the state; the swap completes with the arrays initiate had, so no
+    ! neighbour is left waiting, and returns the error.
+    if (ierr /= HALOSWAP_OK) ierr = int(c_fail_mark(hs%plan, int(ierr, c_int)))
+    if (allocated(hs%started)) then
+      arrays = hs%started
       ierr = int(c_swap_complete(hs%plan, c_loc(arrays)))
     else
-      if (hs%swap_in_progress .and. allocated(hs%started)) then
-        ierr = set_error(HALOSWAP_ERR_ARG, who // ": the swap was initiated with source_data; " // &
-             "give complete the same source_data")
-        return
-      end if
       ierr = int(c_swap_complete(hs%plan, c_null_ptr))
     end if
     hs%swap_in_progress = .false.

@@ -137,3 +137,38 @@ const char *hs_f_transport_name(int i) { return hs_transport_name(i); }
 int hs_f_set_error(int code, const char *msg, int len) {
   return hs__error(code, "%.*s", len > 0 ? len : 0, msg);
 }
+
+/* The Fortran side found a mistake (already in hs_error_message) where a swap begins: every
+ * neighbour learns of it in this swap (docs/design.md, "Errors during a swap"). */
+int hs_f_swap_fail(hs_plan p, int code) {
+  if (!p) return code;
+  return hs__swap_fail(p, code);
+}
+
+/* ... or while a swap is in progress: the plan fails; the swap completes as started. */
+int hs_f_fail_mark(hs_plan p, int code) {
+  if (!p) return code;
+  return hs__fail_local(p, code);
+}
+
+/* For the MONC drop-in: 1 if the plan runs the staged exchange (core option staged=1), whose
+ * stage boxes its callbacks cannot take. */
+int hs_f_plan_staged(hs_plan p) { return p && (p->staged || p->core.staged); }
+
+/* Calls fn once, at the start of MPI_Finalize (the delete callback of an attribute on
+ * MPI_COMM_SELF): the drop-in prints the statistics of the halo states never finalised. */
+static void (*hs_f_fini_fn)(void);
+static int hs_f_fini_cb(MPI_Comm c, int key, void *val, void *extra) {
+  (void)c, (void)key, (void)val, (void)extra;
+  if (hs_f_fini_fn) hs_f_fini_fn();
+  return MPI_SUCCESS;
+}
+int hs_f_at_finalize(void (*fn)(void)) {
+  static int key = MPI_KEYVAL_INVALID;
+  hs_f_fini_fn = fn;
+  if (key != MPI_KEYVAL_INVALID) return HS_OK;
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, hs_f_fini_cb, &key, NULL) != MPI_SUCCESS ||
+      MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS)
+    return hs__error(HS_ERR_MPI, "could not register the statistics printed at MPI_Finalize");
+  return HS_OK;
+}

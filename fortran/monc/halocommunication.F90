@@ -155,6 +155,14 @@ module halo_communication_mod
        import c_ptr
        type(c_ptr), value :: p
      end function hs_plan_selected_transport
+     integer(c_int) function hs_f_plan_staged(p) bind(c, name="hs_f_plan_staged")
+       import c_int, c_ptr
+       type(c_ptr), value :: p
+     end function hs_f_plan_staged
+     integer(c_int) function hs_f_at_finalize(fn) bind(c, name="hs_f_at_finalize")
+       import c_int, c_funptr
+       type(c_funptr), value :: fn
+     end function hs_f_at_finalize
      integer(c_size_t) function hs_c_strlen(s) bind(c, name="strlen")
        import c_size_t, c_ptr
        type(c_ptr), value :: s
@@ -193,6 +201,13 @@ module halo_communication_mod
      integer(c_int64_t) :: swaps = 0, callbacks_direct = 0, callbacks_copied = 0
      double precision :: t_initiate = 0d0, t_complete = 0d0
   end type monc_haloswap_ctx
+
+  ! States with HALOSWAP_MONC_STATS=1 not finalised yet: their statistics print at
+  ! MPI_Finalize (MONC does not finalise every state).
+  type :: ctx_ref
+     type(monc_haloswap_ctx), pointer :: c => null()
+  end type ctx_ref
+  type(ctx_ref), allocatable :: live_stats(:)
 
   public copy_buffer_to_field, copy_field_to_buffer, copy_corner_to_buffer, &
        copy_buffer_to_corner, perform_local_data_copy_for_field, init_halo_communication, &
@@ -373,7 +388,10 @@ contains
 
     if (c_associated(halo_swap_state%haloswap_context)) then
       call c_f_pointer(halo_swap_state%haloswap_context, c)
-      if (c%stats) call print_stats(c)
+      if (c%stats) then
+        call print_stats(c)
+        call stats_forget(c)
+      end if
       if (c_associated(c%plan)) call check(hs_plan_free(c%plan), "finalise_halo_communication")
       if (c_associated(c%decomp%ptr)) then
         call haloswap_decomposition_free(c%decomp, ierr)
@@ -755,6 +773,7 @@ contains
       c%recv_copy = envstat == 0 .and. envlen > 0 .and. env(1:1) /= '0'
       call get_environment_variable("HALOSWAP_MONC_STATS", env, envlen, envstat)
       c%stats = envstat == 0 .and. envlen > 0 .and. env(1:1) /= '0'
+      if (c%stats) call stats_register(c)
 
       py = par%dim_sizes(Y_INDEX)
       px = par%dim_sizes(X_INDEX)
@@ -827,6 +846,10 @@ contains
       desc%fields = c_loc(field)
       desc%transport = HS_TRANSPORT_DEFAULT
       call check(hs_plan_create(c%decomp%ptr, desc, c%plan), "init_halo_communication")
+      if (hs_f_plan_staged(c%plan) /= 0) call fatal("init_halo_communication", "the staged " // &
+           "exchange (option staged=1, from HALOSWAP_OPTIONS or HALOSWAP_TRANSPORT) cannot " // &
+           "run MONC's callbacks, which take MONC's face and corner pages, not the stages' " // &
+           "widened boxes; unset it (every other option and transport works)")
       if (c%recv_copy) then
         k = c%plan_depth * maxval(c%vext) * c%fields * c%nz
         allocate(c%copybuf(max(k, 4 * c%fields * c%nz)))
@@ -1136,6 +1159,47 @@ contains
     call c_f_pointer(hs%haloswap_context, c)
   end function context_of
 
+  subroutine stats_register(c)
+    type(monc_haloswap_ctx), pointer, intent(in) :: c
+    type(ctx_ref), allocatable :: more(:)
+    integer :: i
+    if (.not. allocated(live_stats)) then
+      allocate(live_stats(8))
+      call check(hs_f_at_finalize(c_funloc(print_live_stats)), "init_halo_communication")
+    end if
+    do i = 1, size(live_stats)
+      if (.not. associated(live_stats(i)%c)) then
+        live_stats(i)%c => c
+        return
+      end if
+    end do
+    allocate(more(2 * size(live_stats)))
+    more(1:size(live_stats)) = live_stats
+    more(size(live_stats) + 1)%c => c
+    call move_alloc(more, live_stats)
+  end subroutine stats_register
+
+  subroutine stats_forget(c)
+    type(monc_haloswap_ctx), pointer, intent(in) :: c
+    integer :: i
+    if (.not. allocated(live_stats)) return
+    do i = 1, size(live_stats)
+      if (associated(live_stats(i)%c, c)) live_stats(i)%c => null()
+    end do
+  end subroutine stats_forget
+
+  !> At MPI_Finalize: the statistics of every state never finalised.
+  subroutine print_live_stats() bind(c)
+    integer :: i
+    if (.not. allocated(live_stats)) return
+    do i = 1, size(live_stats)
+      if (associated(live_stats(i)%c)) then
+        call print_stats(live_stats(i)%c)
+        live_stats(i)%c => null()
+      end if
+    end do
+  end subroutine print_live_stats
+
   subroutine print_stats(c)
     type(monc_haloswap_ctx), intent(in) :: c
     character(len=64) :: tname
@@ -1178,8 +1242,14 @@ contains
   subroutine fatal(where, msg)
     character(len=*), intent(in) :: where, msg
     integer :: ierr
+    double precision :: t0
     write(error_unit, '(a)') "halo_communication_mod: " // where // ": " // msg
     flush(error_unit)
+    ! A moment for the launcher to pass the message on: MPICH's drops what a rank wrote just
+    ! before another rank's MPI_Abort reached it.
+    t0 = mpi_wtime()
+    do while (mpi_wtime() - t0 < 0.3d0)
+    end do
     call mpi_abort(MPI_COMM_WORLD, 1, ierr)
     stop 1
   end subroutine fatal

@@ -22,8 +22,18 @@ enum {
   HS_TAG_SETUP = 1,  /* plan-creation exchanges between neighbours */
   HS_TAG_SETUP2 = 2, /* a second plan-creation exchange in flight at the same time */
   HS_TAG_NOTIFY = 3, /* zero-byte notifications */
-  HS_TAG_REVERSE = 4 /* reverse-exchange data (src/core/reverse.c) */
+  HS_TAG_REVERSE = 4, /* reverse-exchange data (src/core/reverse.c) */
+  HS_TAG_FAIL = 5,    /* zero bytes in place of a swap's data: this round failed here */
+  HS_TAG_FAILTEXT = 6 /* the failure (hs_failure) that goes with a flag, to each out-peer */
 };
+
+/* A failure agreed among neighbours during a swap (docs/design.md, "Errors during a swap"). */
+#define HS_FAIL_MSG 1024
+typedef struct {
+  int code;              /* HS_ERR_* */
+  int origin;            /* the rank (of the plan's communicator) that detected it */
+  char msg[HS_FAIL_MSG]; /* "rank R: ...", as every rank reports it */
+} hs_failure;
 
 struct hs_decomp_s {
   MPI_Comm comm; /* Cartesian, owned */
@@ -206,6 +216,16 @@ struct hs_plan_s {
                                 swapped halo on every other axis */
   /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
   struct hs_remap *remap;
+  /* Errors during a swap (src/core/fail.c). */
+  bool failed;            /* a swap failed here: every later one is a failed round */
+  hs_failure failure;     /* the first failure this rank saw on the plan */
+  bool round_failed;      /* the round in progress carries failure flags, not data */
+  bool round_flagged;     /* an in-peer flagged the round in progress (round_in: what) */
+  hs_failure round_in;    /* the lowest-origin failure received in this round */
+  void **round_arrays;    /* the arrays the swap in progress was started with (nfields) */
+  bool round_given;       /* ... if start was given arrays (else the registered ones) */
+  char *fail_scratch;     /* where a failed round receives (hs__fail_scratch) */
+  size_t fail_scratch_bytes;
 };
 
 /* Transport flags. */
@@ -213,6 +233,8 @@ enum {
   HS_OPS_DEFAULT = 1u << 0,   /* the transport HS_TRANSPORT_DEFAULT means (exactly one) */
   HS_OPS_DELEGATES = 1u << 1, /* swaps go to the plan ops->delegate returns; that plan does
                                  its own self copies, so the core does none for this one */
+  HS_OPS_FAILROUND = 1u << 2, /* start/complete run failed rounds (hs__failed_round): flags
+                                 instead of data; without it a swap error stays local */
 };
 
 typedef struct hs_transport_ops {
@@ -279,6 +301,35 @@ int hs__agree(MPI_Comm comm, int local);
     int hs_mpi_rc_ = (call);                                 \
     if (hs_mpi_rc_ != MPI_SUCCESS) return hs__mpi_error(hs_mpi_rc_, #call); \
   } while (0)
+
+/* ---- errors during a swap (src/core/fail.c; docs/design.md, "Errors during a swap") */
+/* True while the round in progress is a failed one: the transport takes part in every
+ * exchange and collective of the round as usual, but sends a failure flag in place of each
+ * message's data (its own channel: a tag, a header word, a counter bit), reads and writes no
+ * field, and receives what its in-peers send into scratch memory. */
+static inline bool hs__failed_round(const hs_plan p) { return p->round_failed; }
+/* A transport saw in-peer `rank`'s flag in this round (rank in p->comm): the core receives
+ * the failure that goes with it. Call once per flag, whatever the round. */
+void hs__fail_seen(hs_plan p, int rank);
+/* Scratch for a failed round's receives: at least `bytes`, kept by the plan (grown on demand;
+ * NULL if out of memory). */
+char *hs__fail_scratch(hs_plan p, size_t bytes);
+/* For the core (plan.c): record a failure found on this rank (code, hs_error_message()) as
+ * the plan's if it has none yet; the plan is failed from now on. Returns code. */
+int hs__fail_local(hs_plan p, int code);
+/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
+void hs__fail_adopt(hs_plan p, const hs_plan from);
+/* Send the plan's failure to each peer that gets data from this rank in a forward round
+ * (send_bytes > 0); reqs and n receive the requests, for hs__fail_texts_end. */
+int hs__fail_texts_begin(hs_plan p, MPI_Request **reqs, int *n);
+void hs__fail_texts_end(MPI_Request *reqs, int n);
+/* The error the plan's failure gives: its code and message (hs_error_message). */
+int hs__fail_return(hs_plan p);
+void hs__fail_free(hs_plan p);
+/* A layer above the C API (Fortran, the drop-ins) found a per-swap mistake where a swap
+ * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
+ * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
+int hs__swap_fail(hs_plan p, int code);
 
 /* ---- text (src/core/strbuf.c) */
 /* Append printf output at *n in buf (len bytes), advancing *n even past len (truncation is
@@ -399,6 +450,11 @@ const hs_transport_ops *hs__transport_default(void);
 /* Name of a known transport id whether built or not, and why it is not built (NULL if it
  * is); NULL name for an id that is not a transport. */
 const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
+/* Why a known transport called `name` is not in this build, or NULL (built, or unknown). */
+const char *hs__transport_unbuilt(const char *name);
+/* The one answer for an unbuilt transport, by name or id: HS_ERR_UNAVAILABLE and the reason
+ * ("<who>: transport <name> is not built into this haloswap: <why>"; who may be NULL). */
+int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
 
 /* ---- options (src/core/options.c) */
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
@@ -441,6 +497,8 @@ int hs__staged_complete(hs_plan p, void *const *arrays);
 /* A sweep's reverse: each stage's own reverse, in the sweep order. */
 int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+/* A failed round of every stage, carrying p's failure (src/core/fail.c's rule). */
+void hs__staged_fail(hs_plan p);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
 uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
@@ -454,6 +512,8 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc);
 /* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
  * geometry is known). */
 int hs__check_sweep(const hs_plan p);
+/* Collective (agreed inside): every field's allocated shape on each axis kept whole is rank 0's. */
+int hs__check_shapes(hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
@@ -471,8 +531,10 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out);
 /* HS_OK if every halo cell the plan writes holds the value of the cell it mirrors; else
  * HS_ERR_INTERNAL with the first wrong cell in the message. Local. */
 int hs__oracle_check(hs_plan p, hs_oracle *o);
-/* Fill the fields with the analytic pattern again (for the next candidate). */
-void hs__oracle_reset(hs_plan p, hs_oracle *o);
+/* Ready for the next candidate: the sentinel back in every halo cell the plan writes (full
+ * = 0: a swap writes nothing else), or the whole pattern again (full = 1: after a candidate
+ * that failed, which may have written anywhere). */
+void hs__oracle_reset(hs_plan p, hs_oracle *o, int full);
 /* Put the fields' saved contents back and free o. */
 void hs__oracle_end(hs_plan p, hs_oracle *o);
 

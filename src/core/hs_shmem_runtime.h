@@ -17,9 +17,13 @@
 
 /* 1 if this library was built with OpenSHMEM. */
 int hs__shmem_built(void);
+/* HS_OK if OpenSHMEM can be started here and ended without a crash; else HS_ERR_UNAVAILABLE
+ * with the reason and the remedy (not built; Open MPI 4.1 with osc/rdma loadable: set
+ * OMPI_MCA_osc=^rdma). Local; starts nothing. */
+int hs__shmem_usable(char *why, size_t n);
 /* Take a reference, starting OpenSHMEM on first use. Local, not collective: callers agree
  * on the result themselves. HS_OK, or HS_ERR_UNAVAILABLE with the reason in why (not built,
- * MPI not running, or OpenSHMEM already finalised). */
+ * MPI not running, OpenSHMEM already finalised, or not usable: hs__shmem_usable). */
 int hs__shmem_acquire(char *why, size_t n);
 /* Drop a reference (OpenSHMEM keeps running; see above). */
 void hs__shmem_release(void);

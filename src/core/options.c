@@ -211,6 +211,8 @@ int hs_transport_options(const char *name, char *buf, size_t len) {
   if (!name || !buf || !len)
     return hs__error(HS_ERR_ARG, "hs_transport_options: name, buf and len must be given");
   const hs_transport_ops *ops = hs__transport_find(name);
+  const char *why = ops ? NULL : hs__transport_unbuilt(name);
+  if (why) return hs__transport_unbuilt_error("hs_transport_options", name, why);
   if (!ops) {
     char list[512];
     hs__transport_list(list, sizeof list);

@@ -50,12 +50,14 @@ static void box_io(const hs_plan p, const hs_region *b, int c, char *buf, int to
     else fi->unpack(fi->ctx, b, buf);
     return;
   }
+  /* Along z by the z stride: the per-cell address arithmetic cost more than the copies. */
+  ptrdiff_t zs = p->ndims > 2 ? fi->stride[2] * (ptrdiff_t)fi->cell : 0;
   for (int x = 0; x < b->count[0]; x++)
-    for (int y = 0; y < b->count[1]; y++)
-      for (int z = 0; z < b->count[2]; z++, buf += fi->cell) {
-        char *e = elem_ptr(p, b->field, c, b->lo[0] + x, b->lo[1] + y, b->lo[2] + z);
+    for (int y = 0; y < b->count[1]; y++) {
+      char *e = elem_ptr(p, b->field, c, b->lo[0] + x, b->lo[1] + y, b->lo[2]);
+      for (int z = 0; z < b->count[2]; z++, buf += fi->cell, e += zs)
         memcpy(to_buf ? buf : e, to_buf ? e : buf, fi->cell);
-      }
+    }
 }
 
 static void read_box(const hs_plan p, const hs_region *b, int c, char *buf) {
@@ -86,16 +88,23 @@ static void expected_box(const hs_plan p, const hs_region *b, int c, int mirror,
   const hs_fieldinfo *fi = &p->fields[b->field];
   int per = fi->fat ? fi->ncomp : 1;
   for (int x = 0; x < b->count[0]; x++)
-    for (int y = 0; y < b->count[1]; y++)
+    for (int y = 0; y < b->count[1]; y++) {
+      int l[3] = {b->lo[0] + x, b->lo[1] + y, 0}, g[3] = {0, 0, 0}, inside_xy = 1;
+      for (int a = 0; a < p->ndims && a < 2; a++) {
+        if (l[a] < fi->olo[a] || l[a] >= fi->ohi[a]) inside_xy = 0;
+        g[a] = hs__field_global_index(p, b->field, a, l[a]);
+      }
       for (int z = 0; z < b->count[2]; z++) {
-        int l[3] = {b->lo[0] + x, b->lo[1] + y, b->lo[2] + z}, g[3] = {0, 0, 0}, inside = 1;
-        for (int a = 0; a < p->ndims; a++) {
-          if (l[a] < fi->olo[a] || l[a] >= fi->ohi[a]) inside = 0;
-          g[a] = hs__field_global_index(p, b->field, a, l[a]);
+        int inside = inside_xy;
+        if (p->ndims > 2) {
+          l[2] = b->lo[2] + z;
+          if (l[2] < fi->olo[2] || l[2] >= fi->ohi[2]) inside = 0;
+          g[2] = hs__field_global_index(p, b->field, 2, l[2]);
         }
         for (int k = 0; k < per; k++, buf += fi->elem)
           value(p, b->field, fi->fat ? k : (c > 0 ? c : 0), g, !inside && !mirror, buf);
       }
+    }
 }
 
 int hs__oracle_begin(hs_plan p, hs_oracle **out) {
@@ -119,11 +128,29 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
     size_t n = box_cells(&b) * p->fields[f].cell;
     for (int c = 0; c < nviews(&p->fields[f]); c++) read_box(p, &b, c, o->saved + o->off[f] + c * n);
   }
-  hs__oracle_reset(p, o);
+  hs__oracle_reset(p, o, 1);
   return HS_OK;
 }
 
-void hs__oracle_reset(hs_plan p, hs_oracle *o) {
+/* The sentinel into box b of view c. */
+static void sentinel_box(const hs_plan p, const hs_region *b, int c, char *buf) {
+  const hs_fieldinfo *fi = &p->fields[b->field];
+  size_t n = box_cells(b) * (fi->fat ? (size_t)fi->ncomp : 1);
+  int g[3] = {0, 0, 0};
+  value(p, b->field, 0, g, 1, buf);
+  for (size_t i = 1; i < n; i++) memcpy(buf + i * fi->elem, buf, fi->elem);
+  write_box(p, b, c, buf);
+}
+
+void hs__oracle_reset(hs_plan p, hs_oracle *o, int full) {
+  if (!full) {
+    /* A swap writes only these; the rest still holds the pattern. */
+    for (int k = 0; k < p->npeers; k++)
+      for (int i = 0; i < p->peers[k].nrecv; i++)
+        sentinel_box(p, &p->peers[k].recv[i].box, p->peers[k].recv[i].comp, o->scratch);
+    for (int i = 0; i < p->nself; i++) sentinel_box(p, &p->self[i].dst.box, p->self[i].dst.comp, o->scratch);
+    return;
+  }
   for (int f = 0; f < p->nfields; f++) {
     hs_region b = whole_box(p, f);
     for (int c = 0; c < nviews(&p->fields[f]); c++) {

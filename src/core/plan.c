@@ -1,6 +1,7 @@
 /* Plans: transport choice, creation and destruction, the swap state machine, statistics. */
 #include "hs_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,10 +105,7 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
     if (!spec)
       return hs__error(HS_ERR_ARG, "hs_plan_create: transport = %d is not an hs_transport_id",
                        (int)desc->transport);
-    if (why)
-      return hs__error(HS_ERR_UNAVAILABLE, "hs_plan_create: transport %s (id %d) is not built "
-                                           "into this haloswap: %s",
-                       spec, (int)desc->transport, why);
+    if (why) return hs__transport_unbuilt_error("hs_plan_create", spec, why);
   }
   const char *colon = strchr(spec, ':');
   size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -119,6 +117,8 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
   for (char *c = p->transport_name; *c; c++)
     if (*c == '_') *c = '-';
   p->ops = hs__transport_find(p->transport_name);
+  const char *why = p->ops ? NULL : hs__transport_unbuilt(p->transport_name);
+  if (why) return hs__transport_unbuilt_error("hs_plan_create", p->transport_name, why);
   if (!p->ops) {
     char list[512];
     hs__transport_list(list, sizeof list);
@@ -153,6 +153,7 @@ static void free_core(hs_plan p) {
   free(p->fields);
   free(p->user_fields);
   free(p->config);
+  hs__fail_free(p);
   if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
   free(p);
 }
@@ -213,6 +214,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   if (rc == HS_OK) rc = resolve_transport(p, desc, flags);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
+  if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
   if (rc == HS_OK) {
     char why[256] = "";
     int q = p->ops->query ? p->ops->query(p->comm, why, sizeof why) : HS_OK;
@@ -279,29 +281,24 @@ int hs_plan_free(hs_plan *pp) {
 }
 
 /* ------------------------------------------------------------------ swaps */
+/* The per-swap argument checks (docs/design.md, "Errors during a swap"). */
 static int check_arrays(hs_plan p, void *const *arrays, const char *who) {
-  for (int f = 0; f < p->nfields; f++)
-    if (!p->fields[f].pack && !hs__field_ptr(p, arrays, f))
+  for (int f = 0; f < p->nfields; f++) {
+    const hs_fieldinfo *fi = &p->fields[f];
+    if (fi->pack) continue;
+    const char *a = hs__field_ptr(p, arrays, f);
+    if (!a)
       return hs__error(HS_ERR_ARG, "%s: field %d has no data (registered and given both NULL)",
                        who, f);
+    if ((uintptr_t)a % fi->elem)
+      return hs__error(HS_ERR_ARG, "%s: arrays[%d] = %p is not aligned to its element size "
+                                   "(%zu bytes)", who, f, (const void *)a, fi->elem);
+  }
   return HS_OK;
 }
 
-int hs_swap_start(hs_plan p, void *const *arrays) {
-  if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
-  if (p->in_progress || p->reverse_in_progress)
-    return hs__error(HS_ERR_STATE, "hs_swap_start: a %s is already in progress on this plan",
-                     p->in_progress ? "swap" : "reverse exchange");
-  int rc = check_arrays(p, arrays, "hs_swap_start");
-  if (rc != HS_OK) return rc;
-  double t0 = hs__wtime();
-  rc = p->staged ? hs__staged_start(p, arrays) : p->ops->start(p, arrays);
-  double t1 = hs__wtime();
-  p->stats.seconds_start += t1 - t0;
-  p->stats.seconds_exposed += t1 - t0;
-  p->t_start = t0;
-  if (rc == HS_OK) p->in_progress = true;
-  return rc;
+static hs_plan delegate_of(hs_plan p) {
+  return (p->ops->flags & HS_OPS_DELEGATES) && p->ops->delegate ? p->ops->delegate(p) : NULL;
 }
 
 /* The plan writes its halos itself (not a delegating plan's delegate, not a staged plan's
@@ -310,15 +307,144 @@ static bool own_self_copies(const hs_plan p) {
   return !(p->ops->flags & HS_OPS_DELEGATES) && !p->staged;
 }
 
+/* A whole forward round without data, from start to complete, in one call: every out-peer
+ * gets a flag and the failure, every in-peer's message is received into scratch, and no
+ * field is read or written. A delegating or staged plan hands the failure to the plans that
+ * move its data, which do the same. A transport without failed rounds takes part in nothing
+ * (the error stays on this rank). */
+static void failed_round(hs_plan p) {
+  hs_plan d = delegate_of(p);
+  if (d) {
+    hs__fail_adopt(d, p);
+    hs_swap_start(d, NULL);
+    return;
+  }
+  if (p->staged) {
+    hs__staged_fail(p);
+    return;
+  }
+  if (!(p->ops->flags & HS_OPS_FAILROUND)) return;
+  MPI_Request *texts = NULL;
+  int ntexts = 0;
+  p->round_failed = true;
+  p->round_flagged = false;
+  /* The texts after the flags: a neighbour receiving with any tag meets the flag first. */
+  if (p->ops->start(p, NULL) == HS_OK) {
+    hs__fail_texts_begin(p, &texts, &ntexts);
+    p->ops->complete(p, NULL);
+  }
+  p->round_failed = false;
+  hs__fail_texts_end(texts, ntexts);
+}
+
+/* This rank found an error (code, hs_error_message()) where a round begins: the plan fails
+ * and takes part in the round with flags. Returns the error every flagged rank returns: of
+ * several ranks failing in the same round, the lowest one's. */
+static int fail_here(hs_plan p, int code) {
+  bool fresh = !p->failed;
+  hs__fail_local(p, code);
+  p->round_flagged = false;
+  failed_round(p);
+  if (fresh && p->round_flagged && p->round_in.origin < p->failure.origin)
+    p->failure = p->round_in;
+  p->round_flagged = false;
+  return hs__fail_return(p);
+}
+
+int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code); }
+
+/* A later swap of a failed plan: a failed round as well, so its neighbours learn of the
+ * failure rather than wait, and HS_ERR_STATE. */
+static int failed_plan(hs_plan p, const char *who) {
+  failed_round(p);
+  return hs__error(HS_ERR_STATE, "%s: the plan failed in an earlier swap (%.900s); free it "
+                                 "with hs_plan_free", who, p->failure.msg);
+}
+
+/* The arrays a swap was started with, for complete (which must be given the same ones). */
+static void keep_arrays(hs_plan p, void *const *arrays) {
+  p->round_given = false;
+  if (!arrays) return;
+  if (!p->round_arrays) p->round_arrays = calloc((size_t)p->nfields, sizeof *p->round_arrays);
+  if (!p->round_arrays) return; /* out of memory: complete uses its own arrays, unchecked */
+  for (int f = 0; f < p->nfields; f++) p->round_arrays[f] = arrays[f];
+  p->round_given = true;
+}
+
+static void *const *started_arrays(const hs_plan p) {
+  return p->round_given ? (void *const *)p->round_arrays : NULL;
+}
+
+int hs_swap_start(hs_plan p, void *const *arrays) {
+  if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
+  if (p->in_progress || p->reverse_in_progress) {
+    /* The round in progress goes on as started; the failure travels from the next one. */
+    hs__error(HS_ERR_STATE, "hs_swap_start: a %s is already in progress on this plan",
+              p->in_progress ? "swap" : "reverse exchange");
+    hs__fail_local(p, HS_ERR_STATE);
+    return hs__fail_return(p);
+  }
+  if (p->failed) return failed_plan(p, "hs_swap_start");
+  int rc = check_arrays(p, arrays, "hs_swap_start");
+  if (rc != HS_OK) return fail_here(p, rc);
+  double t0 = hs__wtime();
+  p->round_flagged = false;
+  rc = p->staged ? hs__staged_start(p, arrays) : p->ops->start(p, arrays);
+  if (rc != HS_OK) hs__fail_local(p, rc);
+  double t1 = hs__wtime();
+  p->stats.seconds_start += t1 - t0;
+  p->stats.seconds_exposed += t1 - t0;
+  p->t_start = t0;
+  if (rc == HS_OK) {
+    p->in_progress = true;
+    keep_arrays(p, arrays);
+  }
+  return rc;
+}
+
+/* Complete and test must be given the arrays start had. */
+static int check_same_arrays(hs_plan p, void *const *arrays, const char *who) {
+  void *const *s = started_arrays(p);
+  for (int f = 0; f < p->nfields; f++) {
+    if (p->fields[f].pack) continue;
+    const char *a = hs__field_ptr(p, arrays, f), *b = hs__field_ptr(p, s, f);
+    if (a != b)
+      return hs__error(HS_ERR_ARG, "%s: arrays[%d] = %p, but the swap was started with %p "
+                                   "(complete and test take the arrays start was given)",
+                       who, f, (const void *)a, (const void *)b);
+  }
+  return HS_OK;
+}
+
+/* After the transport finished a round: a flag from an in-peer fails the swap here too. */
+static int round_result(hs_plan p, int rc) {
+  if (!p->round_flagged) return rc;
+  p->round_flagged = false;
+  if (!p->failed) {
+    p->failure = p->round_in;
+    p->failed = true;
+  }
+  hs__error(p->round_in.code, "%s", p->round_in.msg);
+  return p->round_in.code;
+}
+
 int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
   *done = 0;
-  if (!p->in_progress)
-    return hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
+  if (!p->in_progress) {
+    if (p->failed) return failed_plan(p, "hs_swap_test");
+    hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
+    return fail_here(p, HS_ERR_STATE);
+  }
+  int rc = check_same_arrays(p, arrays, "hs_swap_test");
+  if (rc != HS_OK) {
+    hs__fail_local(p, rc); /* completed as started, by complete */
+    return hs__fail_return(p);
+  }
   if (!p->staged && !p->ops->test) return HS_OK; /* reports done only through complete */
   double t0 = hs__wtime();
-  int rc = p->staged ? hs__staged_test(p, arrays, done) : p->ops->test(p, arrays, done);
-  if (rc == HS_OK && *done && !p->self_done && own_self_copies(p)) {
+  rc = p->staged ? hs__staged_test(p, arrays, done) : p->ops->test(p, arrays, done);
+  if (rc == HS_OK && *done && !p->self_done && own_self_copies(p) && !p->failed) {
     hs__self_copy(p, arrays); /* done means every halo cell is written */
     p->self_done = true;
   }
@@ -330,17 +456,29 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
 
 int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_complete: plan is NULL");
-  if (!p->in_progress)
-    return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
+  if (!p->in_progress) {
+    if (p->failed) return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
+                                                  "(the plan failed: %.900s)", p->failure.msg);
+    /* Its neighbours started this round and wait for it: it takes part with flags. */
+    hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
+    return fail_here(p, HS_ERR_STATE);
+  }
+  /* Wrong arrays: the round is completed with the ones it was started with. */
+  int arc = check_same_arrays(p, arrays, "hs_swap_complete");
+  if (arc != HS_OK) hs__fail_local(p, arc);
+  arrays = started_arrays(p);
   double t0 = hs__wtime();
   if (own_self_copies(p) && !p->self_done) hs__self_copy(p, arrays);
   p->self_done = false;
   int rc = p->staged ? hs__staged_complete(p, arrays) : p->ops->complete(p, arrays);
+  rc = round_result(p, rc);
+  if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
   double t1 = hs__wtime();
   p->stats.seconds_complete += t1 - t0;
   p->stats.seconds_exposed += t1 - t0;
   p->stats.seconds_total += t1 - p->t_start;
   p->in_progress = false;
+  if (rc == HS_OK && p->failed) return hs__fail_return(p); /* it failed during this swap */
   if (rc == HS_OK) p->stats.swaps++;
   return rc;
 }
@@ -411,10 +549,6 @@ int hs_reverse(hs_plan p, hs_op op, void *const *arrays) {
 int hs_accumulate_fill(hs_plan p, hs_op op, void *const *arrays) {
   int rc = hs_reverse(p, op, arrays);
   return rc == HS_OK ? hs_swap(p, arrays) : rc;
-}
-
-static hs_plan delegate_of(hs_plan p) {
-  return (p->ops->flags & HS_OPS_DELEGATES) && p->ops->delegate ? p->ops->delegate(p) : NULL;
 }
 
 static uint64_t bytes_allocated(hs_plan p) {

@@ -3,6 +3,7 @@
  * symbol, known ones that this build leaves out give their id, name and the reason. */
 #include "hs_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,17 @@ const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt) {
   return NULL;
 }
 
+const char *hs__transport_unbuilt(const char *name) {
+  for (int i = 0; name && unbuilt[i].name; i++)
+    if (!strcmp(unbuilt[i].name, name)) return unbuilt[i].why;
+  return NULL;
+}
+
+int hs__transport_unbuilt_error(const char *who, const char *name, const char *why) {
+  return hs__error(HS_ERR_UNAVAILABLE, "%s%stransport %s is not built into this haloswap: %s",
+                   who ? who : "", who ? ": " : "", name, why);
+}
+
 const char *hs_transport_id_name(hs_transport_id id) {
   if (id == HS_TRANSPORT_DEFAULT) {
     const char *env = getenv("HALOSWAP_TRANSPORT");
@@ -74,6 +86,11 @@ const char *hs_transport_id_name(hs_transport_id id) {
 int hs_transport_available(MPI_Comm comm, const char *name, char *why, size_t len) {
   const hs_transport_ops *ops = name ? hs__transport_find(name) : NULL;
   if (why && len) why[0] = 0;
+  const char *unbuilt_why = ops ? NULL : hs__transport_unbuilt(name);
+  if (unbuilt_why) {
+    if (why && len) snprintf(why, len, "not built into this haloswap: %s", unbuilt_why);
+    return hs__transport_unbuilt_error(NULL, name, unbuilt_why);
+  }
   if (!ops) {
     char list[512];
     hs__transport_list(list, sizeof list);

@@ -155,10 +155,31 @@ int hs__staged_start(hs_plan p, void *const *arrays) {
   return hs_swap_start(s->stage[0], arrays);
 }
 
+/* Stages from `from` on, as failed rounds carrying stage q's failure: every rank runs every
+ * stage, so a stage's failure reaches the next stages' neighbours in the same swap. */
+static void fail_stages(struct hs_staged *s, int from, const hs_plan q) {
+  for (int k = from; k < s->n; k++) {
+    hs__fail_adopt(s->stage[k], q);
+    hs_swap_start(s->stage[k], NULL);
+  }
+  s->cur = s->n - 1;
+}
+
+void hs__staged_fail(hs_plan p) {
+  fail_stages(p->staged, 0, p);
+  p->staged->cur = 0;
+}
+
 /* Finish stage cur and start the next one. */
 static int next_stage(struct hs_staged *s, void *const *arrays) {
   int rc = hs_swap_complete(s->stage[s->cur], arrays);
-  if (rc != HS_OK) return rc;
+  if (rc != HS_OK) {
+    char msg[HS_FAIL_MSG];
+    snprintf(msg, sizeof msg, "%s", hs_error_message());
+    fail_stages(s, s->cur + 1, s->stage[s->cur]);
+    hs__error(rc, "%s", msg);
+    return rc;
+  }
   s->cur++;
   return hs_swap_start(s->stage[s->cur], arrays);
 }

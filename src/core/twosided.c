@@ -43,6 +43,8 @@ struct hs_twosided {
   MPI_Request *rcur, *scur;   /* the requests of the swap in progress */
   int pers_cur;               /* the swap in progress uses the persistent requests */
   int *done;                  /* indices from MPI_Testsome */
+  MPI_Status *st;             /* and their statuses (the tag tells a flag from data) */
+  int failed;                 /* the swap in progress is a failed round (flags, no data) */
   int rleft;                  /* receives of the swap in progress not yet in the halos */
   /* auto trial */
   int trial;                  /* swaps of the trial done; -1 once decided (or not auto) */
@@ -57,7 +59,26 @@ static MPI_Request *requests(hs_plan p, int n) {
   return r;
 }
 
-/* Post one swap's receives and sends into rq/sq (persistent: *_init). */
+/* A failed round (hs__failed_round): every receive into scratch, a flag (zero bytes, tag
+ * HS_TAG_FAIL) to every out-peer; no field touched. */
+static int post_failed(hs_plan p, hs_twosided *e) {
+  size_t total = 0;
+  for (int i = 0; i < e->nr; i++) total += p->peers[e->rpeer[i]].recv_bytes;
+  char *b = hs__fail_scratch(p, total);
+  if (!b) return hs__error(HS_ERR_NOMEM, "%s: out of memory for a failed round", p->transport_name);
+  for (int i = 0; i < e->nr; i++) {
+    const hs_peer *pe = &p->peers[e->rpeer[i]];
+    HS_MPI(MPI_Irecv(b, (int)pe->recv_bytes, MPI_BYTE, pe->rank, MPI_ANY_TAG, p->comm, &e->rreq[i]));
+    b += pe->recv_bytes;
+  }
+  for (int i = 0; i < e->ns; i++)
+    HS_MPI(MPI_Isend(NULL, 0, MPI_BYTE, p->peers[e->speer[i]].rank, HS_TAG_FAIL, p->comm,
+                     &e->sreq[i]));
+  return HS_OK;
+}
+
+/* Post one swap's receives and sends into rq/sq (persistent: *_init). Receives take any tag:
+ * a neighbour whose swap failed sends a flag (HS_TAG_FAIL) in place of its data. */
 static int post(hs_plan p, hs_twosided *e, void *const *arrays, int persistent, MPI_Request *rq,
                 MPI_Request *sq) {
   const hs_dtypes *t = NULL;
@@ -72,9 +93,9 @@ static int post(hs_plan p, hs_twosided *e, void *const *arrays, int persistent, 
     int n = rdt ? 1 : (int)pe->recv_bytes;
     MPI_Datatype ty = rdt ? t->recv[e->rpeer[i]] : MPI_BYTE;
     if (persistent)
-      HS_MPI(MPI_Recv_init(b, n, ty, pe->rank, HS_TAG_DATA, p->comm, &rq[i]));
+      HS_MPI(MPI_Recv_init(b, n, ty, pe->rank, MPI_ANY_TAG, p->comm, &rq[i]));
     else
-      HS_MPI(MPI_Irecv(b, n, ty, pe->rank, HS_TAG_DATA, p->comm, &rq[i]));
+      HS_MPI(MPI_Irecv(b, n, ty, pe->rank, MPI_ANY_TAG, p->comm, &rq[i]));
   }
   for (int i = 0; i < e->ns; i++) {
     const hs_peer *pe = &p->peers[e->speer[i]];
@@ -129,9 +150,10 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   e->roff = hs__malloc(p, nb * sizeof(size_t));
   e->soff = hs__malloc(p, nb * sizeof(size_t));
   e->done = hs__malloc(p, nb * sizeof(int));
+  e->st = hs__malloc(p, nb * sizeof(MPI_Status));
   e->rreq = requests(p, n);
   e->sreq = requests(p, n);
-  if (!e->rpeer || !e->speer || !e->roff || !e->soff || !e->done || !e->rreq || !e->sreq)
+  if (!e->rpeer || !e->speer || !e->roff || !e->soff || !e->done || !e->st || !e->rreq || !e->sreq)
     return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   size_t rbytes = 0, sbytes = 0;
   for (int i = 0; i < n; i++) {
@@ -202,9 +224,14 @@ int hs__twosided_start(hs_plan p, hs_twosided *e, void *const *arrays) {
   double t0 = e->trial >= 0 ? hs__wtime() : 0;
   if (e->trial >= 0) e->mode = e->tries[e->trial % e->ntry];
   e->rleft = e->nr;
-  e->pers_cur = e->c.persistent && e->trial < 0 && hs__arrays_registered(p, arrays);
+  e->failed = hs__failed_round(p);
+  e->pers_cur = e->c.persistent && e->trial < 0 && !e->failed && hs__arrays_registered(p, arrays);
   int rc = HS_OK;
-  if (!e->pers_cur) {
+  if (e->failed) {
+    e->rcur = e->rreq;
+    e->scur = e->sreq;
+    rc = post_failed(p, e);
+  } else if (!e->pers_cur) {
     e->rcur = e->rreq;
     e->scur = e->sreq;
     rc = post(p, e, arrays, 0, e->rreq, e->sreq);
@@ -221,8 +248,9 @@ int hs__twosided_start(hs_plan p, hs_twosided *e, void *const *arrays) {
   return rc;
 }
 
-static void arrived(hs_plan p, hs_twosided *e, void *const *arrays, int i) {
-  if (!(e->mode & RECV_DT))
+static void arrived(hs_plan p, hs_twosided *e, void *const *arrays, int i, int tag) {
+  if (tag == HS_TAG_FAIL) hs__fail_seen(p, p->peers[e->rpeer[i]].rank);
+  else if (!(e->mode & RECV_DT) && !e->failed)
     hs__unpack_peer(p, &p->peers[e->rpeer[i]], arrays, e->rbuf + e->roff[i]);
   e->rleft--;
 }
@@ -231,8 +259,9 @@ int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done)
   double t0 = e->trial >= 0 ? hs__wtime() : 0;
   if (e->rleft > 0) {
     int m = 0;
-    HS_MPI(MPI_Testsome(e->nr, e->rcur, &m, e->done, MPI_STATUSES_IGNORE));
-    for (int j = 0; m != MPI_UNDEFINED && j < m; j++) arrived(p, e, arrays, e->done[j]);
+    HS_MPI(MPI_Testsome(e->nr, e->rcur, &m, e->done, e->st));
+    for (int j = 0; m != MPI_UNDEFINED && j < m; j++)
+      arrived(p, e, arrays, e->done[j], e->st[j].MPI_TAG);
   }
   *done = e->rleft == 0;
   if (e->trial >= 0) e->tswap += hs__wtime() - t0;
@@ -243,9 +272,10 @@ int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays) {
   double t0 = e->trial >= 0 ? hs__wtime() : 0;
   while (e->rleft > 0) { /* unpack in arrival order */
     int i;
-    HS_MPI(MPI_Waitany(e->nr, e->rcur, &i, MPI_STATUS_IGNORE));
+    MPI_Status st;
+    HS_MPI(MPI_Waitany(e->nr, e->rcur, &i, &st));
     if (i == MPI_UNDEFINED) break;
-    arrived(p, e, arrays, i);
+    arrived(p, e, arrays, i, st.MPI_TAG);
   }
   if (e->ns) HS_MPI(MPI_Waitall(e->ns, e->scur, MPI_STATUSES_IGNORE));
   if (e->trial >= 0) {
@@ -262,7 +292,7 @@ void hs__twosided_free(hs_plan p, hs_twosided *e) {
     if (e->rpers[i] != MPI_REQUEST_NULL) MPI_Request_free(&e->rpers[i]);
   for (int i = 0; e->spers && i < e->ns; i++)
     if (e->spers[i] != MPI_REQUEST_NULL) MPI_Request_free(&e->spers[i]);
-  void *blocks[] = {e->rpeer, e->speer, e->roff, e->soff, e->done, e->rbuf, e->sbuf,
+  void *blocks[] = {e->rpeer, e->speer, e->roff, e->soff, e->done, e->st, e->rbuf, e->sbuf,
                     e->rpers, e->spers, e->rreq, e->sreq, e};
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_fields(const hs_decomp d, const hs_plan_desc *desc) {
@@ -292,4 +293,44 @@ int hs__check_sweep(const hs_plan p) {
                        p->nsweep, a);
   }
   return HS_OK;
+}
+
+/* An axis kept whole (one rank along it) has the same points on every rank, so a field's
+ * allocated shape there must be the same everywhere: a rank whose array differs (a z extent
+ * one level off, read as a halo) would swap the wrong cells without a word. Split axes may
+ * legitimately differ (uneven splits, per-rank halo widths). Compared with rank 0. */
+int hs__check_shapes(hs_plan p) {
+  const hs_decomp d = p->decomp;
+  int n = 2 * p->nfields * p->ndims;
+  int *mine = malloc((size_t)n * sizeof *mine), *zero = malloc((size_t)n * sizeof *zero);
+  int rc = (mine && zero) ? HS_OK : hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  for (int f = 0; rc == HS_OK && f < p->nfields; f++)
+    for (int a = 0; a < p->ndims; a++) {
+      mine[2 * (f * p->ndims + a)] = p->fields[f].halo[a];
+      mine[2 * (f * p->ndims + a) + 1] = p->fields[f].halo_hi[a];
+    }
+  rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK) {
+    memcpy(zero, mine, (size_t)n * sizeof *zero);
+    int mrc = MPI_Bcast(zero, n, MPI_INT, 0, p->comm);
+    if (mrc != MPI_SUCCESS) rc = hs__mpi_error(mrc, "MPI_Bcast (field shapes)");
+  }
+  for (int f = 0; rc == HS_OK && f < p->nfields; f++) {
+    const hs_fieldinfo *fi = &p->fields[f];
+    for (int a = 0; rc == HS_OK && a < p->ndims; a++) {
+      const int *z = &zero[2 * (f * p->ndims + a)];
+      if (fi->pack || d->procs[a] > 1 || (z[0] == fi->halo[a] && z[1] == fi->halo_hi[a]))
+        continue;
+      rc = hs__error(HS_ERR_MISMATCH,
+                     "hs_plan_create: fields[%d] has %d points allocated on axis %d on rank %d "
+                     "(halo %d below, %d above) but %d on rank 0 (halo %d below, %d above); "
+                     "axis %d is kept whole, so every rank holds the same %d points there and "
+                     "allocates the same shape",
+                     f, fi->alloc[a], a, p->rank, fi->halo[a], fi->halo_hi[a],
+                     z[0] + fi->n[a] + z[1], z[0], z[1], a, fi->n[a]);
+    }
+  }
+  free(mine);
+  free(zero);
+  return rc;
 }

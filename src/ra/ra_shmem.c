@@ -9,11 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int sh_available(char *why, size_t len) {
-  if (hs__shmem_built()) return HS_OK;
-  snprintf(why, len, "this haloswap was built without OpenSHMEM");
-  return HS_ERR_UNAVAILABLE;
-}
+static int sh_available(char *why, size_t len) { return hs__shmem_usable(why, len); }
 
 #if defined(HS_HAVE_SHMEM) && HS_HAVE_SHMEM
 #include <shmem.h>

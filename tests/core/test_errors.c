@@ -276,15 +276,25 @@ int main(int argc, char **argv) {
   int rc = hs_plan_create(d, &pd, &p);
   expect("valid plan", rc, HS_OK, NULL);
   if (rc == HS_OK) {
+    /* A mistake in a swap fails the plan (docs/design.md, "Errors during a swap"): its later
+     * swaps say so, it frees, and a new plan works. */
     expect("complete without start", hs_swap_complete(p, NULL), HS_ERR_STATE,
            "no swap was started");
+    expect("a swap of a failed plan", hs_swap(p, NULL), HS_ERR_STATE,
+           "the plan failed in an earlier swap");
+    expect("a failed plan frees", hs_plan_free(&p), HS_OK, NULL);
+    expect("a new plan after a failed one", hs_plan_create(d, &pd, &p), HS_OK, NULL);
     expect("start", hs_swap_start(p, NULL), HS_OK, NULL);
     expect("start twice", hs_swap_start(p, NULL), HS_ERR_STATE, "already in progress");
     expect("free during a swap", hs_plan_free(&p), HS_ERR_STATE, "in progress");
-    expect("complete", hs_swap_complete(p, NULL), HS_OK, NULL);
+    expect("complete of the swap started twice: completed, the plan failed",
+           hs_swap_complete(p, NULL), HS_ERR_STATE, "already in progress");
+    expect("free", hs_plan_free(&p), HS_OK, NULL);
+    expect("a new plan", hs_plan_create(d, &pd, &p), HS_OK, NULL);
     void *arrays[2] = {NULL, NULL};
     expect("per-swap arrays with NULL entries keep the registered ones", hs_swap(p, arrays),
            HS_OK, NULL);
+    expect("a swap", hs_swap(p, NULL), HS_OK, NULL);
     hs_plan_stats st;
     hs_plan_get_stats(p, &st);
     expect("stats count swaps", st.swaps == 2 ? HS_OK : HS_ERR_INTERNAL, HS_OK, NULL);

@@ -56,8 +56,21 @@ program test_monc_dropin
   end if
 
   ! --bench N: time N prognostic swaps (MONC's start-of-timestep swap) on a larger grid.
+  ! --fault KIND: the last rank makes a mistake in a prognostic swap while the others swap
+  ! correctly (tests/faults): the drop-in stops the run on every rank, as MONC's LOG_ERROR
+  ! does, with the reason; no rank is left waiting.
   if (command_argument_count() >= 2) then
     call get_command_argument(1, arg)
+    if (arg == "--fault") then
+      call get_command_argument(2, arg)
+      dims = 0
+      call mpi_dims_create(nprocs, 2, dims, ierr)
+      call decompose(dims(1), dims(2))
+      call fault_prognostic(trim(arg))
+      call free_decomposition()
+      call mpi_finalize(ierr)
+      stop
+    end if
     if (arg == "--bench") then
       call get_command_argument(2, arg)
       read(arg, *) nbench
@@ -297,6 +310,27 @@ contains
 
   !> haloswapper's blocking swap of all prognostics (twice: the second swap must carry the
   !! new values), with the callbacks' arguments compared with MONC's loops.
+  subroutine fault_prognostic(kind)
+    character(len=*), intent(in) :: kind
+    type(halo_communication_type) :: hs, never
+    call init_halo_communication(st, prognostic_fields, hs, 2, .true.)
+    call fill_prognostics(1)
+    call blocking_halo_swap(st, hs, prog_pack, prog_local_copy, prog_unpack, &
+         prog_corner_pack, prog_corner_unpack)
+    if (rank == nprocs - 1 .and. kind == "twice") then
+      call initiate_nonblocking_halo_swap(st, hs, prog_pack, prog_corner_pack)
+      call initiate_nonblocking_halo_swap(st, hs, prog_pack, prog_corner_pack)
+    else if (rank == nprocs - 1 .and. kind == "uninitialised") then
+      call blocking_halo_swap(st, never, prog_pack, prog_local_copy, prog_unpack, &
+           prog_corner_pack, prog_corner_unpack)
+    else
+      call blocking_halo_swap(st, hs, prog_pack, prog_local_copy, prog_unpack, &
+           prog_corner_pack, prog_corner_unpack)
+    end if
+    call finalise_halo_communication(hs)
+    if (rank == 0) write(*, '(a)') "monc_dropin: the faulty swap returned on rank 0"
+  end subroutine fault_prognostic
+
   subroutine test_prognostic(depth, corners)
     integer, intent(in) :: depth
     logical, intent(in) :: corners

@@ -1,6 +1,7 @@
 /* hs_info: what this haloswap build contains. Lists every transport, whether it is usable
  * here (run under mpiexec to ask on several ranks) and its options with their defaults.
- *   hs_info               the listing (the same as --help-transports)
+ *   hs_info               the listing (the same as --help-transports), then the known
+ *                         transports this build leaves out and why
  *   hs_info --markdown    the options as the Markdown table rows docs/api.md holds
  *   hs_info --names       one built transport name per line
  *   hs_info --usable-names  one name per line of the built transports usable here */
@@ -73,6 +74,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "--markdown")) markdown(name);
     else printf("%s%s%s%s\n", buf, usable ? "" : "  NOT USABLE HERE: ", usable ? "" : why,
                 usable ? "" : "\n");
+  }
+  /* Known transports this build leaves out, with the reason (the answer hs_plan_create,
+   * hs_transport_available and auto give for them). */
+  for (int id = 1; rank == 0 && !strcmp(mode, "--help-transports") && id < 64; id++) {
+    const char *name = hs_transport_id_name((hs_transport_id)id);
+    int built = 0;
+    for (int i = 0; name && i < hs_transport_count(); i++) built |= !strcmp(name, hs_transport_name(i));
+    if (!name || built) continue;
+    char why[256] = "";
+    hs_transport_available(MPI_COMM_SELF, name, why, sizeof why);
+    printf("%s: NOT BUILT: %s\n\n", name, why);
   }
   MPI_Finalize();
   return rc;

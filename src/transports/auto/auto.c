@@ -10,9 +10,10 @@
  * no trace in them.
  *
  * Options (auto_options below): candidates=a+b:k=v,k=v+c (default: every registered
- * transport but auto, and p2p, shm and cma staged where the plan has edges; a candidate may carry any number of options; bracket the whole list
- * when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps, verbose
- * (also HALOSWAP_VERBOSE=1). */
+ * transport but auto in order of likely merit, p2p's two modes apart, and p2p, shm and cma
+ * staged where the plan has edges; a candidate may carry any number of options; bracket the
+ * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
+ * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
 #include "hs_internal.h"
 
 #include <stddef.h>
@@ -25,7 +26,7 @@
 
 typedef struct {
   char candidates[HS_OPT_VAL_LEN];
-  int rounds, swaps, verbose, check;
+  int rounds, swaps, verbose, check, budget;
 } auto_config;
 
 enum { CHECK_AUTO = 0, CHECK_ANALYTIC = 1, CHECK_SWAP = 2 };
@@ -34,11 +35,17 @@ static const char *const check_vals[] = {"auto", "analytic", "swap", NULL};
 static const hs_option_spec auto_options[] = {
     HS_OPTION_STRING("candidates", "", auto_config, candidates,
      "transports to try, '+'-separated, each with its own options (empty: every other one, "
-     "and p2p, shm, cma with staged=1 where the plan has edges or corners)"),
+     "p2p as dtype=1 and dtype=0, and p2p, shm, cma with staged=1 where the plan has edges or "
+     "corners)"),
+    HS_OPTION_INT("budget", "1500", 0, 3600000, auto_config, budget,
+     "milliseconds the choice may take (0: no bound): candidates are made and checked in "
+     "order of likely merit until half of it is spent (two at least), scored rounds stop once "
+     "all of it is (three at least)"),
     HS_OPTION_INT("rounds", "7", 1, AUTO_MAX_ROUNDS, auto_config, rounds,
      "scored rounds per candidate (candidates over 1.5x the best stop after 3)"),
     HS_OPTION_INT("swaps", "0", 0, 10000, auto_config, swaps,
-     "swaps per round (0: about 10 ms of the fastest candidate, 4 to 50)"),
+     "swaps per round (0: about 10 ms of the fastest candidate, 4 to 50, down to 2 to fit the "
+     "budget)"),
     HS_OPTION_BOOL("verbose", "0", auto_config, verbose,
      "print the choice and every candidate's timings on rank 0"),
     HS_OPTION_CHOICE("check", "auto", check_vals, auto_config, check,
@@ -59,7 +66,9 @@ typedef struct {
 
 typedef struct {
   int n, chosen, rounds, swaps;
-  double create_s, trial_s; /* seconds spent creating candidate plans and timing them */
+  double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
+  double t0;                /* hs__wtime() when setup began (the budget counts from it) */
+  double budget;            /* seconds; 0: none */
   auto_cand c[AUTO_MAX_CAND];
 } auto_t;
 
@@ -69,12 +78,36 @@ static int is_sep(char ch) { return ch == '+' || ch == ';'; }
  * to carry (docs/design.md, "Staged exchange"). */
 static const char *const staged_candidates[] = {"p2p", "shm", "cma"};
 
+/* The default list in order of likely merit (what won on one node and between nodes in
+ * docs/benchmarks.md), so that a budget spent early cuts the unlikely ones. p2p's two ways
+ * of moving bytes are separate candidates: its own choice between them takes 18 swaps, which
+ * auto would otherwise have to wait for in every warm-up. */
+static const char *const preferred[] = {"p2p:dtype=1", "shm", "cma", "p2p:dtype=0", "nbr",
+                                        "rma-passive", "rma-fence", "rma-pscw", "shmem"};
+
+static void add_default(hs_plan p, auto_t *t, const char *spec) {
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+  if (t->n == AUTO_MAX_CAND || !strcmp(name, p->transport_name)) return;
+  if (!hs__transport_find(name)) return; /* an unbuilt one only when asked for */
+  /* Hooks are always packed: p2p's modes would be the same plan twice. */
+  if (p->has_callbacks && !strcmp(name, "p2p")) spec = "p2p";
+  for (int i = 0; i < t->n; i++)
+    if (!strcmp(t->c[i].spec, spec)) return;
+  snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", spec);
+}
+
 static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
   if (!*list) {
-    for (int i = 0; i < hs_transport_count() && t->n < AUTO_MAX_CAND; i++) {
+    for (size_t i = 0; i < sizeof preferred / sizeof *preferred; i++)
+      add_default(p, t, preferred[i]);
+    for (int i = 0; i < hs_transport_count(); i++) {
       const char *nm = hs_transport_name(i);
-      if (strcmp(nm, p->transport_name) != 0)
-        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s", nm);
+      int listed = 0;
+      for (size_t k = 0; k < sizeof preferred / sizeof *preferred; k++)
+        listed |= !strncmp(preferred[k], nm, strlen(nm)) &&
+                  (preferred[k][strlen(nm)] == 0 || preferred[k][strlen(nm)] == ':');
+      if (!listed) add_default(p, t, nm); /* a transport added later: after the known ones */
     }
     /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do); a sweep
      * is staged already. */
@@ -98,7 +131,9 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
     if (!strcmp(name, p->transport_name))
       return hs__error(HS_ERR_ARG, "auto: candidates = '%s' names auto itself", list);
-    if (!hs__transport_find(name)) {
+    /* A known transport this build leaves out is skipped like an unusable one (with the
+     * reason, create_candidate); only a name no build knows is a mistake. */
+    if (!hs__transport_find(name) && !hs__transport_unbuilt(name)) {
       char built[512];
       hs__transport_list(built, sizeof built);
       return hs__error(HS_ERR_ARG,
@@ -175,20 +210,20 @@ static size_t halo_io(hs_plan p, char *buf, int save) {
   return n;
 }
 
-/* One swap of each candidate from the analytic pattern (o NULL: from the caller's data); a candidate that fails on any rank,
- * or leaves any halo cell wrong on any rank, is dropped everywhere. */
-static void validate(hs_plan p, auto_t *t, hs_oracle *o) {
-  for (int i = 0; i < t->n; i++) {
-    auto_cand *c = &t->c[i];
-    if (!c->plan) continue;
-    if (o) hs__oracle_reset(p, o);
-    int lrc = hs_swap(c->plan, NULL);
-    if (lrc == HS_OK && o) lrc = hs__oracle_check(p, o);
-    lrc = hs__agree(p->comm, lrc);
-    if (lrc != HS_OK) {
-      snprintf(c->reason, sizeof c->reason, "failed the halo check: %s", hs_error_message());
-      hs_plan_free(&c->plan);
-    }
+/* One swap of candidate c from the analytic pattern (o NULL: from the caller's data); a
+ * candidate that fails on any rank, or leaves any halo cell wrong on any rank, is dropped
+ * everywhere. *dirty: the fields need the whole pattern again before the next check (a failed
+ * candidate may have written anywhere); 0 once set up for it. */
+static void validate(hs_plan p, auto_cand *c, hs_oracle *o, int *dirty) {
+  if (o) hs__oracle_reset(p, o, *dirty);
+  *dirty = 0;
+  int lrc = hs_swap(c->plan, NULL);
+  if (lrc == HS_OK && o) lrc = hs__oracle_check(p, o);
+  lrc = hs__agree(p->comm, lrc);
+  if (lrc != HS_OK) {
+    *dirty = 1;
+    snprintf(c->reason, sizeof c->reason, "failed the halo check: %s", hs_error_message());
+    hs_plan_free(&c->plan);
   }
 }
 
@@ -212,20 +247,27 @@ static double faster_half_mean(const double *v, int n) {
   return m;
 }
 
+/* Seconds since setup began, the slowest rank's: the same on every rank. */
+static double elapsed(hs_plan p, const auto_t *t) {
+  double e = hs__wtime() - t->t0, m = e;
+  MPI_Allreduce(&e, &m, 1, MPI_DOUBLE, MPI_MAX, p->comm);
+  return m;
+}
+
 /* The trial (docs/benchmarks.md, "auto"). Every decision is taken from values reduced over
  * the ranks, so it is the same everywhere.
- * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50): the
- *    contenders get enough back-to-back swaps to reach their steady state.
- * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps: p2p's own
- *    datatype/packing trial (18 swaps), datatype builds and first touch of buffers and
- *    windows are over before anything counts. A candidate more than 4x slower than the best
- *    in a warm-up round is dropped (it cannot win; under load it would dominate the trial).
+ * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50; fewer, down
+ *    to 2, when the warm-up and three scored rounds would not fit in what is left of the
+ *    budget): the contenders get enough back-to-back swaps to reach their steady state.
+ *    Candidates over 6x the fastest at this (second) swap are dropped at once.
+ * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps (datatype
+ *    builds, first touch of buffers and windows). A candidate more than 4x slower than the
+ *    best in a warm-up round is dropped (it cannot win; under load it would dominate).
  * 3. Scored rounds, interleaved with the order rotated; per round the slowest rank's mean.
  *    From the third on, candidates whose score (mean of the faster half of their rounds) is
  *    over 1.5x the best's are dropped; the close ones are measured to the end, or until the
- *    trial has spent AUTO_BUDGET (slow swaps: big plans, a loaded machine). */
-#define AUTO_WARM 17
-#define AUTO_BUDGET 2.0 /* s: past it, no scored round beyond the third starts */
+ *    budget (option budget, counted from the start of setup) is spent. */
+#define AUTO_WARM 4
 static int trial(hs_plan p, auto_t *t) {
   double first[AUTO_MAX_CAND], firstmax[AUTO_MAX_CAND];
   for (int i = 0; i < t->n; i++) {
@@ -239,29 +281,45 @@ static int trial(hs_plan p, auto_t *t) {
   double fastest = 0;
   for (int i = 0; i < t->n; i++)
     if (t->c[i].plan && (fastest == 0 || firstmax[i] < fastest)) fastest = firstmax[i];
+  /* Over 6x the fastest already at its second swap: it cannot win; skip its warm-up. */
+  int alive[AUTO_MAX_CAND];
+  double sum = 0; /* seconds for one swap of every candidate left */
+  for (int i = 0; i < t->n; i++) {
+    alive[i] = t->c[i].plan != NULL;
+    if (alive[i] && firstmax[i] > 6 * fastest) {
+      alive[i] = 0;
+      t->c[i].dropped = firstmax[i] * 1e6;
+    }
+    if (alive[i]) sum += firstmax[i];
+  }
   int swaps = t->swaps;
   if (swaps == 0) {
     swaps = fastest > 0 ? (int)(10e-3 / fastest) + 1 : 50;
     if (swaps < 4) swaps = 4;
     if (swaps > 50) swaps = 50;
+    /* Within the budget: the warm-up and three scored rounds of everyone left must fit in
+     * what remains of it (rounds of 2 swaps at the least). */
+    double left = t->budget - elapsed(p, t);
+    while (t->budget > 0 && swaps > 2 &&
+           ((AUTO_WARM + swaps - 1) / swaps + 3) * swaps * sum > left)
+      swaps--;
   }
   t->swaps = swaps;
   int warm = (AUTO_WARM + swaps - 1) / swaps;
-  int alive[AUTO_MAX_CAND];
-  for (int i = 0; i < t->n; i++) alive[i] = t->c[i].plan != NULL;
-  double local[AUTO_MAX_CAND], global[AUTO_MAX_CAND];
+  /* One more entry: seconds since setup began (the slowest rank's, the same everywhere). */
+  double local[AUTO_MAX_CAND + 1], global[AUTO_MAX_CAND + 1];
   int scored = 0;
-  double spent = 0; /* seconds of trial so far, from the reduced times: the same everywhere */
+  double spent = elapsed(p, t);
   for (int r = 0; r < warm + t->rounds; r++) {
-    if (scored >= 3 && spent > AUTO_BUDGET) break;
+    if (scored >= 3 && t->budget > 0 && spent > t->budget) break;
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
       int i = (k + r) % t->n;
       if (alive[i]) local[i] = run_round(p, &t->c[i], swaps);
     }
-    MPI_Allreduce(local, global, t->n, MPI_DOUBLE, MPI_MAX, p->comm);
-    for (int i = 0; i < t->n; i++)
-      if (alive[i]) spent += global[i] * swaps;
+    local[t->n] = hs__wtime() - t->t0;
+    MPI_Allreduce(local, global, t->n + 1, MPI_DOUBLE, MPI_MAX, p->comm);
+    spent = global[t->n];
     double bestr = 0;
     for (int i = 0; i < t->n; i++)
       if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
@@ -315,6 +373,8 @@ static int auto_setup(hs_plan p) {
   t->chosen = -1;
   t->rounds = cfg->rounds;
   t->swaps = cfg->swaps;
+  t->t0 = hs__wtime();
+  t->budget = cfg->budget * 1e-3;
   int verbose = cfg->verbose;
   const char *env = getenv("HALOSWAP_VERBOSE");
   if (!hs__option_given(p, "verbose") && env && *env && strcmp(env, "0") != 0) verbose = 1;
@@ -337,11 +397,22 @@ static int auto_setup(hs_plan p) {
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) goto out;
   double t_create = hs__wtime();
-  for (int i = 0; i < t->n; i++) create_candidate(p, &t->c[i], fl);
+  /* In order of merit, each made and checked; past half the budget no more are made (two
+   * valid ones at least). */
+  int valid = 0, dirty = 0; /* hs__oracle_begin filled the fields */
+  for (int i = 0; i < t->n; i++) {
+    if (t->budget > 0 && valid >= 2 && elapsed(p, t) > 0.5 * t->budget) {
+      snprintf(t->c[i].reason, sizeof t->c[i].reason,
+               "not tried: half of auto's budget of %d ms went on the candidates before it",
+               cfg->budget);
+      continue;
+    }
+    create_candidate(p, &t->c[i], fl);
+    if (t->c[i].plan) validate(p, &t->c[i], o, &dirty);
+    valid += t->c[i].plan != NULL;
+  }
   double t_trial = hs__wtime();
   t->create_s = t_trial - t_create;
-  validate(p, t, o);
-
   int best = trial(p, t);
   /* The data are identical everywhere after the reduction; rank 0's choice is final. */
   MPI_Bcast(&best, 1, MPI_INT, 0, p->comm);
@@ -423,9 +494,9 @@ static void print_report(hs_plan p, FILE *out) {
   auto_t *t = p->impl;
   fprintf(out, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d swaps; per round "
                "the slowest rank's mean; score = mean of the faster half of the rounds; plans "
-               "%.3f s, trial %.3f s)\n",
+               "%.3f s (made and checked), trial %.3f s, budget %.3f s)\n",
           p->size, p->nfields, t->c[t->chosen].spec, t->rounds, t->swaps, t->create_s,
-          t->trial_s);
+          t->trial_s, t->budget);
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])

@@ -44,6 +44,7 @@ static void p2p_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-HS_DEFINE_TRANSPORT(hs__transport_p2p, p2p, "p2p", HS_TRANSPORT_P2P, HS_OPS_DEFAULT,
+HS_DEFINE_TRANSPORT(hs__transport_p2p, p2p, "p2p", HS_TRANSPORT_P2P,
+                    HS_OPS_DEFAULT | HS_OPS_FAILROUND,
                     "two-sided MPI: one message per peer, derived datatypes or packed",
                     p2p_options, hs_twosided_config, .test = p2p_test);

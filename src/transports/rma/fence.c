@@ -114,6 +114,7 @@ static void fence_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-HS_DEFINE_TRANSPORT(hs__transport_rma_fence, fence, "rma-fence", HS_TRANSPORT_RMA_FENCE, 0,
+HS_DEFINE_TRANSPORT(hs__transport_rma_fence, fence, "rma-fence", HS_TRANSPORT_RMA_FENCE,
+                    HS_OPS_FAILROUND,
                     "MPI-3 RMA, MPI_Win_fence epochs; put-driven (default) or get-driven",
                     fence_options, fence_config, HS_OPS_NO_EXTRA);

@@ -164,7 +164,7 @@ static void passive_destroy(hs_plan p) {
 }
 
 HS_DEFINE_TRANSPORT(hs__transport_rma_passive, passive, "rma-passive", HS_TRANSPORT_RMA_PASSIVE,
-                    0,
+                    HS_OPS_FAILROUND,
                     "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
                     "double-buffered window",
                     passive_options, passive_config, HS_OPS_NO_EXTRA);

@@ -98,6 +98,7 @@ static void pscw_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-HS_DEFINE_TRANSPORT(hs__transport_rma_pscw, pscw, "rma-pscw", HS_TRANSPORT_RMA_PSCW, 0,
+HS_DEFINE_TRANSPORT(hs__transport_rma_pscw, pscw, "rma-pscw", HS_TRANSPORT_RMA_PSCW,
+                    HS_OPS_FAILROUND,
                     "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
                     pscw_options, pscw_config, HS_OPS_NO_EXTRA);

@@ -25,7 +25,9 @@ static int alloc_lists(hs_plan p, rma_t *t) {
   t->their_off = hs__calloc(p, n * sizeof(MPI_Aint));
   t->their_bytes = hs__calloc(p, n * sizeof(MPI_Aint));
   t->stage_off = hs__calloc(p, n * sizeof(size_t));
-  if (!t->out || !t->in || !t->my_off || !t->their_off || !t->their_bytes || !t->stage_off)
+  t->hdr = hs__calloc(p, n * sizeof(uint64_t));
+  if (!t->out || !t->in || !t->my_off || !t->their_off || !t->their_bytes || !t->stage_off ||
+      !t->hdr)
     return hs__error(HS_ERR_NOMEM, "%s: out of memory for the peer lists", t->mode);
   size_t bytes = 0, stage = 0;
   for (int k = 0; k < np; k++) {
@@ -38,9 +40,9 @@ static int alloc_lists(hs_plan p, rma_t *t) {
     if (pe->send_bytes) t->out[t->nout++] = k;
     if (pe->recv_bytes) t->in[t->nin++] = k;
     t->my_off[k] = (MPI_Aint)bytes;
-    bytes += win_bytes(pe, t->l.kind);
+    if (win_bytes(pe, t->l.kind)) bytes += RMA_HDR + win_bytes(pe, t->l.kind);
     t->stage_off[k] = stage;
-    stage += origin_bytes(pe, t->l.kind);
+    if (origin_bytes(pe, t->l.kind)) stage += RMA_HDR + origin_bytes(pe, t->l.kind);
   }
   t->buf_bytes = bytes;
   if (!t->o.dtype) {
@@ -209,13 +211,14 @@ void hs__rma_destroy(hs_plan p, rma_t *t) {
     hs__account(p, -(int64_t)(t->buf_bytes * (size_t)t->l.nbufs));
   }
   void *blocks[] = {t->stage, t->out, t->in, t->my_off, t->their_off, t->their_bytes,
-                    t->stage_off, t};
+                    t->stage_off, t->hdr, t};
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
 }
 
 int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf) {
   const hs_dtypes *d = NULL;
-  if (t->o.dtype) {
+  int failed = hs__failed_round(p);
+  if (t->o.dtype && !failed) {
     int rc = hs__dtypes_get(p, arrays, &d);
     if (rc != HS_OK) return rc;
   }
@@ -223,55 +226,82 @@ int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf) {
     int k = t->out[i];
     const hs_peer *pe = &p->peers[k];
     MPI_Aint disp = t->their_off[k] + (MPI_Aint)buf * t->their_bytes[k];
-    if (d) {
-      HS_MPI(MPI_Put(MPI_BOTTOM, 1, d->send[k], pe->rank, disp, (int)pe->send_bytes, MPI_BYTE,
-                     t->win));
-    } else {
-      char *stage = t->stage + t->stage_off[k];
-      hs__pack_peer(p, pe, arrays, stage);
-      HS_MPI(MPI_Put(stage, (int)pe->send_bytes, MPI_BYTE, pe->rank, disp, (int)pe->send_bytes,
-                     MPI_BYTE, t->win));
+    if (failed || d) { /* the header on its own: the flag alone, or before datatype data */
+      t->hdr[k] = failed ? 1 : 0;
+      HS_MPI(MPI_Put(&t->hdr[k], RMA_HDR, MPI_BYTE, pe->rank, disp, RMA_HDR, MPI_BYTE, t->win));
+      if (d)
+        HS_MPI(MPI_Put(MPI_BOTTOM, 1, d->send[k], pe->rank, disp + RMA_HDR, (int)pe->send_bytes,
+                       MPI_BYTE, t->win));
+      continue;
     }
+    char *stage = t->stage + t->stage_off[k];
+    memset(stage, 0, RMA_HDR);
+    hs__pack_peer(p, pe, arrays, stage + RMA_HDR);
+    int n = RMA_HDR + (int)pe->send_bytes;
+    HS_MPI(MPI_Put(stage, n, MPI_BYTE, pe->rank, disp, n, MPI_BYTE, t->win));
   }
   return HS_OK;
 }
 
+/* A header word read from memory (the window, a staging buffer): non-zero is a failure. */
+static int flagged(const char *h) {
+  uint64_t v;
+  memcpy(&v, h, sizeof v);
+  return v != 0;
+}
+
 void hs__rma_unpack_from_window(hs_plan p, rma_t *t, int k, void *const *arrays, int buf) {
-  hs__unpack_peer(p, &p->peers[k], arrays,
-                  t->base + (size_t)buf * t->buf_bytes + (size_t)t->my_off[k]);
+  const char *slot = t->base + (size_t)buf * t->buf_bytes + (size_t)t->my_off[k];
+  if (flagged(slot))
+    hs__fail_seen(p, p->peers[k].rank);
+  else if (!hs__failed_round(p))
+    hs__unpack_peer(p, &p->peers[k], arrays, slot + RMA_HDR);
 }
 
 void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays) {
+  uint64_t h = hs__failed_round(p) ? 1 : 0;
   for (int i = 0; i < t->nout; i++) {
     int k = t->out[i];
-    hs__pack_peer(p, &p->peers[k], arrays, t->base + (size_t)t->my_off[k]);
+    char *slot = t->base + (size_t)t->my_off[k];
+    memcpy(slot, &h, sizeof h);
+    if (!h) hs__pack_peer(p, &p->peers[k], arrays, slot + RMA_HDR);
   }
 }
 
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
   const hs_dtypes *d = NULL;
-  if (t->o.dtype) {
+  int failed = hs__failed_round(p);
+  if (t->o.dtype && !failed) {
     int rc = hs__dtypes_get(p, arrays, &d);
     if (rc != HS_OK) return rc;
   }
   for (int i = 0; i < t->nin; i++) {
     int k = t->in[i];
     const hs_peer *pe = &p->peers[k];
-    if (d)
-      HS_MPI(MPI_Get(MPI_BOTTOM, 1, d->recv[k], pe->rank, t->their_off[k], (int)pe->recv_bytes,
-                     MPI_BYTE, t->win));
-    else
-      HS_MPI(MPI_Get(t->stage + t->stage_off[k], (int)pe->recv_bytes, MPI_BYTE, pe->rank,
-                     t->their_off[k], (int)pe->recv_bytes, MPI_BYTE, t->win));
+    if (failed || d) { /* the header on its own: all a failed round reads, or beside datatypes */
+      HS_MPI(MPI_Get(&t->hdr[k], RMA_HDR, MPI_BYTE, pe->rank, t->their_off[k], RMA_HDR, MPI_BYTE,
+                     t->win));
+      if (d)
+        HS_MPI(MPI_Get(MPI_BOTTOM, 1, d->recv[k], pe->rank, t->their_off[k] + RMA_HDR,
+                       (int)pe->recv_bytes, MPI_BYTE, t->win));
+      continue;
+    }
+    int n = RMA_HDR + (int)pe->recv_bytes;
+    HS_MPI(MPI_Get(t->stage + t->stage_off[k], n, MPI_BYTE, pe->rank, t->their_off[k], n,
+                   MPI_BYTE, t->win));
   }
   return HS_OK;
 }
 
 void hs__rma_get_finish(hs_plan p, rma_t *t, void *const *arrays) {
-  if (t->o.dtype) return; /* the gets landed in the halos */
+  int failed = hs__failed_round(p);
   for (int i = 0; i < t->nin; i++) {
     int k = t->in[i];
-    hs__unpack_peer(p, &p->peers[k], arrays, t->stage + t->stage_off[k]);
+    const char *got = failed || t->o.dtype ? (const char *)&t->hdr[k] : t->stage + t->stage_off[k];
+    if (flagged(got))
+      hs__fail_seen(p, p->peers[k].rank);
+    else if (!failed && !t->o.dtype) /* with datatypes the gets landed in the halos */
+      hs__unpack_peer(p, &p->peers[k], arrays, got + RMA_HDR);
   }
 }
 

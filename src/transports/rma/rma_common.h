@@ -10,6 +10,12 @@
 
 #include <stddef.h>
 
+/* Every slot of the window, and every peer's part of the staging buffer, starts with a
+ * header word: 0, or 1 when the sender's swap failed (docs/design.md, "Errors during a swap":
+ * in a failed round only the header moves, and the reader reports the failure instead of
+ * unpacking). Packed, it travels in the same put or get as the data. */
+#define RMA_HDR 8
+
 /* What the window holds: data arriving from neighbours (put-driven) or my own outgoing data
  * that neighbours read (get-driven). */
 typedef enum { RMA_WIN_RECV = 0, RMA_WIN_SEND = 1 } rma_winkind;
@@ -60,6 +66,7 @@ typedef struct {
 
   char *stage;      /* origin staging buffer (packed mode) */
   size_t *stage_off; /* per peer */
+  uint64_t *hdr;    /* per peer: a header word put or got on its own (dtype mode, failed rounds) */
 
   unsigned long swap; /* swaps completed: selects the buffer with nbufs == 2 */
 } rma_t;
@@ -74,14 +81,15 @@ void hs__rma_destroy(hs_plan p, rma_t *t);
 /* Put-driven origin side: pack (or use datatypes) and put my data for every out-peer into
  * buffer `buf` of its window. */
 int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf);
-/* Unpack the data of in-peer index k (a peer index) from buffer `buf` of my window. */
+/* Unpack the data of in-peer index k (a peer index) from buffer `buf` of my window (or report
+ * its failure flag). */
 void hs__rma_unpack_from_window(hs_plan p, rma_t *t, int k, void *const *arrays, int buf);
 
 /* Get-driven: pack my outgoing data for every out-peer into my window. */
 void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays);
 /* Get-driven: get every in-peer's data (into the halos with dtype, else into staging). */
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays);
-/* Get-driven, after the epoch closed: unpack what went through staging. */
+/* Get-driven, after the epoch closed: unpack what went through staging, report failure flags. */
 void hs__rma_get_finish(hs_plan p, rma_t *t, void *const *arrays);
 
 /* Group of the given peers' ranks within p->comm (for PSCW). */

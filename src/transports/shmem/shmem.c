@@ -160,26 +160,40 @@ static int shmemt_setup(hs_plan p) {
   return rc;
 }
 
-/* Put my message for peer k of swap seq into its receive buffer and raise its flag. */
+/* The value a sender raises a flag to for swap seq: seq * 2, + 1 when its swap failed
+ * (docs/design.md, "Errors during a swap"): the receiver's test (>= seq * 2) sees both, and
+ * an old failure flag never passes for a later swap. */
+#define FLAG(seq, failed) (((seq) << 1) | (uint64_t)((failed) ? 1 : 0))
+
+/* Put my message for peer k of swap seq into its receive buffer and raise its flag. In a
+ * failed round only the flag goes, with its failure bit. */
 static void put_peer(hs_plan p, shmemt_t *t, int k, void *const *arrays) {
   shmemt_peer *q = &t->pk[k];
   const hs_peer *pe = &p->peers[k];
+  if (hs__failed_round(p)) {
+    shmem_uint64_p(&t->ready[q->its_slot], FLAG(t->seq, 1), q->pe);
+    q->send_pending = 0;
+    return;
+  }
   char *src = t->sbuf + q->soff;
   hs__pack_peer(p, pe, arrays, src);
   char *dst = t->rbuf + (t->seq % 2) * t->rhalf + q->its_off;
 #if SHMEMT_HAVE_SIGNAL
-  shmem_putmem_signal(dst, src, pe->send_bytes, &t->ready[q->its_slot], t->seq, SHMEM_SIGNAL_SET,
-                      q->pe);
+  shmem_putmem_signal(dst, src, pe->send_bytes, &t->ready[q->its_slot], FLAG(t->seq, 0),
+                      SHMEM_SIGNAL_SET, q->pe);
 #else
   shmem_putmem(dst, src, pe->send_bytes, q->pe);
   shmem_fence(); /* the data before the flag */
-  shmem_uint64_p(&t->ready[q->its_slot], t->seq, q->pe);
+  shmem_uint64_p(&t->ready[q->its_slot], FLAG(t->seq, 0), q->pe);
 #endif
   q->send_pending = 0;
 }
 
-/* The half I am about to write was read by the peer two swaps ago. */
-static int may_put(shmemt_t *t, int k) {
+/* The half I am about to write was read by the peer two swaps ago. A failure flag, which
+ * writes no half, waits until the peer has read the previous swap's flag instead: a later
+ * flag overwrites an earlier one, and a failure must not be read as the swap before's. */
+static int may_put(hs_plan p, shmemt_t *t, int k) {
+  if (hs__failed_round(p)) return t->seq < 2 || shmem_uint64_test(&t->ack[k], SHMEM_CMP_GE, t->seq - 1);
   return t->seq < 3 || shmem_uint64_test(&t->ack[k], SHMEM_CMP_GE, t->seq - 2);
 }
 
@@ -189,7 +203,7 @@ static int shmemt_start(hs_plan p, void *const *arrays) {
   for (int k = 0; k < p->npeers; k++) {
     t->pk[k].recv_pending = p->peers[k].recv_bytes > 0;
     t->pk[k].send_pending = p->peers[k].send_bytes > 0;
-    if (t->pk[k].send_pending && may_put(t, k)) put_peer(p, t, k, arrays);
+    if (t->pk[k].send_pending && may_put(p, t, k)) put_peer(p, t, k, arrays);
   }
   return HS_OK;
 }
@@ -202,7 +216,7 @@ static int shmemt_complete(hs_plan p, void *const *arrays) {
     for (int k = 0; k < p->npeers; k++) {
       shmemt_peer *q = &t->pk[k];
       if (q->send_pending) {
-        if (may_put(t, k)) {
+        if (may_put(p, t, k)) {
           put_peer(p, t, k, arrays);
           progressed = 1;
         } else {
@@ -210,8 +224,11 @@ static int shmemt_complete(hs_plan p, void *const *arrays) {
         }
       }
       if (q->recv_pending) {
-        if (shmem_uint64_test(&t->ready[k], SHMEM_CMP_GE, t->seq)) {
-          hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + (t->seq % 2) * t->rhalf + q->my_off);
+        if (shmem_uint64_test(&t->ready[k], SHMEM_CMP_GE, FLAG(t->seq, 0))) {
+          if (t->ready[k] & 1)
+            hs__fail_seen(p, p->peers[k].rank);
+          else if (!hs__failed_round(p))
+            hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + (t->seq % 2) * t->rhalf + q->my_off);
           q->recv_pending = 0;
           shmem_uint64_p(&t->ack[q->its_slot], t->seq, q->pe);
           progressed = 1;
@@ -248,7 +265,7 @@ static void shmemt_destroy(hs_plan p) {
   hs__shmem_release();
 }
 
-HS_DEFINE_TRANSPORT(hs__transport_shmem, shmemt, "shmem", HS_TRANSPORT_SHMEM, 0,
+HS_DEFINE_TRANSPORT(hs__transport_shmem, shmemt, "shmem", HS_TRANSPORT_SHMEM, HS_OPS_FAILROUND,
                     "OpenSHMEM: putmem into symmetric double buffers + flag per neighbour "
                     "(needs HALOSWAP_SHMEM=1)",
                     NULL, hs_no_config, .query = shmemt_query);

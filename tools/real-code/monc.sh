@@ -1,0 +1,147 @@
+# Sourced by tools/check-real-code (never run alone): MONC (Leeds-MONC/monc, docs/monc.md).
+# Copies the user's MONC checkout twice, builds it with fcm once with MONC's own halo module
+# and once with haloswap's drop-in (the two files of fortran/monc/), runs a small stratus case
+# (testcases/stratus/mbl_sc.mcf on a 16x16 grid for 20 s of model time, IO server and
+# SOCRATES off, reproducible random noise) with MONC's module and with the drop-in on every transport, and compares the
+# checkpoint files variable by variable, bit for bit (tools/real-code/nc_compare.c). With
+# --bench N, each row also gives MONC's own "timestepping" time, the median of N runs.
+# Needs fcm (FCM=/path/to/fcm/bin/fcm, or fcm on PATH) and what docs/monc.md lists.
+
+monc_fcm() {
+  if [ -n "${FCM:-}" ]; then echo "$FCM"; return; fi
+  command -v fcm || { echo "check-real-code monc: fcm not found: set FCM=/path/to/fcm/bin/fcm (github.com/metomi/fcm, a checkout runs as is)" >&2; exit 2; }
+}
+
+# monc_site MPI HSPREFIX|"" FILE: the fcm site configuration docs/monc.md gives.
+monc_site() {
+  local mpi=$1 hs=$2 f90=mpif90.$1 cc=mpicc.$1
+  cat > "$3" <<CFG
+include = comp-gnu-4.4.7.cfg
+\$f90 = $f90
+\$cc = $cc
+\$fflags_opt = -O3 -J . -fallow-argument-mismatch -finit-integer=0 -finit-derived
+\$fflags = \$fflags_opt
+\$fflags_core = \$fflags -frecursive
+\$fflags_io = \$fflags -frecursive
+\$fflags_psrc = -O1 -J . -fallow-argument-mismatch -finit-integer=0 -finit-derived
+\$netcdf_inc_path = /usr/include
+\$netcdf_lib_path = /usr/lib/x86_64-linux-gnu
+\$fftw_inc_path = /usr/include
+\$fftw_lib_path = /usr/lib/x86_64-linux-gnu
+\$hdf5_lib_path = /usr/lib/x86_64-linux-gnu/hdf5/$mpi
+include = monc-build.cfg
+build.prop{cc.flags}[monc/io] = -fcommon
+CFG
+  if [ -n "$hs" ]; then
+    local extra=""
+    [ -d /usr/lib/x86_64-linux-gnu/$mpi/lib ] && extra=/usr/lib/x86_64-linux-gnu/$mpi/lib
+    local oshmem=""
+    if grep -q -- -loshmem "$hs/lib/pkgconfig/haloswap.pc"; then oshmem=oshmem; fi
+    cat >> "$3" <<CFG
+build.prop{class,no-dep.f.module} = mpi netcdf mpi_f08 haloswap
+build.prop{class,fc.include-paths} = \$netcdf_inc_path \$fftw_inc_path $hs/include
+build.prop{class,fc.libs} = haloswap_f haloswap $oshmem netcdff netcdf_mpi hdf5 hdf5_hl z fftw3 pthread m
+build.prop{class,fc.lib-paths} = \$netcdf_lib_path \$fftw_lib_path \$hdf5_lib_path $hs/lib $extra
+CFG
+  else
+    echo "build.prop{class,fc.libs} = netcdff netcdf_mpi hdf5 hdf5_hl z fftw3 pthread" >> "$3"
+  fi
+}
+
+# monc_build DIR MPI HSPREFIX|"": copy the checkout to DIR, build it there.
+monc_build() {
+  local dir=$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  (cd "$HS_CHECK_SRC" && tar --exclude=.git -cf - .) | (cd "$dir" && tar -xf -)
+  if [ -n "$3" ]; then
+    cp "$3"/share/haloswap/monc/halocommunication.F90 "$3"/share/haloswap/monc/communicationtypes.F90 \
+       "$dir/model_core/src/communication/"
+  fi
+  monc_site "$2" "$3" "$dir/fcm-make/hs-site.cfg"
+  if ! (cd "$dir" && "$(monc_fcm)" make -j 2 -f fcm-make/hs-site.cfg > build.log 2>&1); then
+    echo "check-real-code monc: the build in $dir failed; the end of $dir/build.log:" >&2
+    tail -20 "$dir/build.log" >&2
+    exit 1
+  fi
+}
+
+# monc_run EXE DIR RANKS MPI [ENV...]: the small stratus case in DIR; prints the timestepping ms.
+monc_run() {
+  local exe=$1 dir=$2 n=$3 mpi=$4
+  shift 4
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  sed -e 's/^x_size=.*/x_size=16/' -e 's/^y_size=.*/y_size=16/' \
+      -e 's/^termination_time=.*/termination_time=20./' \
+      -e 's/^iobridge_enabled=.*/iobridge_enabled=.false./' \
+      -e 's/^socrates_couple_enabled=.*/socrates_couple_enabled=.false./' \
+      -e 's/^walltime_limit=.*/walltime_limit=00:20:00/' \
+      -e 's|^checkpoint_file=.*|checkpoint_file="dump.nc"|' \
+      -e "s|^global_configuration=.*|global_configuration=$HS_CHECK_WORK/own/global_config|" \
+      "$HS_CHECK_SRC/testcases/stratus/mbl_sc.mcf" > "$dir/case.mcf"
+  # MONC's random noise with l_rand_bit_reproducible=.true. (its global default) gets the
+  # seed instead of putting it (randomnoise.F90), so gfortran's random start state makes
+  # every run differ; .false. puts a seed per rank: the same bits run after run.
+  printf 'enable_io_server=.false.\nl_rand_bit_reproducible=.false.\n' >> "$dir/case.mcf"
+  (cd "$dir" && env "$@" timeout 900 $(hs_mpiexec "$mpi") -n "$n" "$exe" --config=case.mcf \
+     > run.log 2>&1) || return 1
+  sed -n 's/.*timestepping=\([0-9]*\)ms.*/\1/p' "$dir/run.log" | tail -1
+}
+
+monc_median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
+
+monc_check() {
+  local w=$HS_CHECK_WORK
+  mkdir -p "$w"
+  cc -O2 "$HS_CHECK_ROOT/tools/real-code/nc_compare.c" -o "$w/nc_compare" -lnetcdf
+  hs_table_header
+  for mpi in $HS_CHECK_MPIS; do
+    if [ "$mpi" != openmpi ]; then
+      hs_table_row stratus-16x16 - - "$mpi" skipped \
+        "MONC's checkpoint needs a parallel NetCDF; Debian's (libnetcdf-mpi) is Open MPI's"
+      continue
+    fi
+    hs_install "$mpi" "$w/hs-$mpi"
+    monc_build "$w/own" "$mpi" ""
+    monc_build "$w/dropin" "$mpi" "$w/hs-$mpi"
+    for n in ${HS_CHECK_RANKS:-4}; do
+      local reps=$((HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1)) t_own=()
+      for r in $(seq "$reps"); do
+        t_own+=("$(monc_run "$w/own/build/bin/monc_driver.exe" "$w/run-own-$n" "$n" "$mpi")") ||
+          { t_own=(); break; }
+      done
+      if [ ${#t_own[@]} -eq 0 ]; then
+        local ran=no
+        monc_run "$w/dropin/build/bin/monc_driver.exe" "$w/run-p2p-$n" "$n" "$mpi" >/dev/null && ran=yes
+        hs_table_row stratus-16x16 "$n" "(MONC's own)" "$mpi" skipped \
+          "nothing to compare with: MONC's own module stops ($(grep -m1 -i 'error' "$w/run-own-$n/run.log" || true)); the drop-in (p2p) runs to the end: $ran"
+        continue
+      fi
+      local own_ms; own_ms=$(printf '%s\n' "${t_own[@]}" | monc_median)
+      for t in $(hs_transports "$mpi"); do
+        local env=(HALOSWAP_TRANSPORT="$t") ms=()
+        [ "$t" = shmem ] && env+=(HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma)
+        for r in $(seq "$reps"); do
+          ms+=("$(monc_run "$w/dropin/build/bin/monc_driver.exe" "$w/run-$t-$n" "$n" "$mpi" "${env[@]}")") ||
+            { ms=(); break; }
+        done
+        if [ ${#ms[@]} -eq 0 ]; then
+          hs_table_row stratus-16x16 "$n" "$t" "$mpi" FAILED "$(tail -3 "$w/run-$t-$n/run.log" | tr '\n' ' ')"
+          continue
+        fi
+        local cmp; cmp=$({ "$w/nc_compare" "$w/run-own-$n/dump.nc" "$w/run-$t-$n/dump.nc" || true; } | head -3 | tr '\n' ' ')
+        local detail="checkpoint: $cmp"
+        [ "$HS_CHECK_BENCH" -gt 0 ] && detail="$detail; timestepping ms median of $reps: own $own_ms, drop-in $(printf '%s\n' "${ms[@]}" | monc_median)"
+        case $cmp in
+          identical*) hs_table_row stratus-16x16 "$n" "$t" "$mpi" identical "$detail" ;;
+          *) hs_table_row stratus-16x16 "$n" "$t" "$mpi" DIFFERS "$detail" ;;
+        esac
+      done
+    done
+  done
+  [ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$w/own" "$w/dropin"
+  [ "$HS_CHECK_FAILS" -eq 0 ]
+}
+
+monc_check

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS))
+.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -76,6 +76,13 @@ test: $(addprefix test-,$(MPIS)) test-asan test-smpi
 
 bench: build
 	@bash bench/run-standard.sh $(BUILD) $(MPIS)
+
+# The MONC case from Python (python/bench/bench_python.py): haloswap's Python swap against
+# the same swap from C, GHEX's Python bindings, petsc4py and mpi4py, in one launch per MPI.
+bench-python: deps
+	@for m in $(MPIS); do bash tools/python-env.sh $$m $(BUILD)/$$m bench && \
+	  /usr/bin/mpiexec.$$m -n 2 \
+	    $(BUILD)/$$m/python/venv/bin/python python/bench/bench_python.py $(BENCH_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

@@ -2,12 +2,15 @@
 # The Python environment of one MPI build: a venv in BUILD_DIR/python/venv with numpy, pytest,
 # an mpi4py built for that MPI library, and the haloswap package (python/) built against it.
 # Idempotent: a step runs only when its result is missing or older than its sources.
-# Usage: tools/python-env.sh openmpi|mpich BUILD_DIR   (make python-openmpi does this)
+# Usage: tools/python-env.sh openmpi|mpich BUILD_DIR [bench]   (make python-openmpi does this)
+#   bench: also what python/bench compares against: GHEX's Python bindings (built from the
+#   sdist bench/ghex/fetch.sh keeps, a few minutes once) and, with Open MPI, Debian's petsc4py.
 #   Open MPI: Debian's python3-mpi4py (built with Open MPI), seen through the venv's
 #   system site packages. MPICH: mpi4py from PyPI, compiled here with mpicc.mpich.
 set -euo pipefail
 mpi="${1:?usage: tools/python-env.sh openmpi|mpich BUILD_DIR}"
 build="${2:?usage: tools/python-env.sh openmpi|mpich BUILD_DIR}"
+extra="${3:-}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 case "$mpi" in
   openmpi|mpich) ;;
@@ -17,6 +20,7 @@ esac
 MPI4PY_VERSION=4.1.2
 SKBUILD_VERSION=0.11.6
 CYTHON_VERSION=3.1.8
+NANOBIND_VERSION=2.9.2
 
 mkdir -p "$build"
 build="$(cd "$build" && pwd)"
@@ -68,5 +72,22 @@ if [ ! -f "$stamp" ] || [ -n "$newer" ] || ! "$vpy" -c "import haloswap" 2>/dev/
   (cd "$repo" && "$vpy" -m pip install -q --no-build-isolation --no-deps \
       --config-settings=build-dir="$dir/skbuild" ./python)
   mv "$stamp.new" "$stamp"
+fi
+if [ "$extra" = bench ]; then
+  if ! "$vpy" -c "import ghex" 2>/dev/null; then
+    tarball="$(bash "$repo/bench/ghex/fetch.sh" "$(dirname "$build")/ghex-src")"
+    "$vpy" -c "import nanobind" 2>/dev/null || "$vpy" -m pip install -q "nanobind==$NANOBIND_VERSION"
+    echo "python-env: building GHEX's Python bindings for $mpi (a few minutes, once)"
+    CMAKE_ARGS="-DMPI_C_COMPILER=mpicc.$mpi -DMPI_CXX_COMPILER=mpicxx.$mpi" \
+      "$vpy" -m pip install -q --no-build-isolation --no-deps \
+      --config-settings=build-dir="$dir/ghex-skbuild" "$tarball" ||
+      echo "python-env: GHEX's Python bindings could not be built; ghex-py not measured" >&2
+  fi
+  if [ "$mpi" = openmpi ] && ! "$vpy" -c "import petsc4py" 2>/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "python-env: installing Debian's python3-petsc4py-real (Open MPI)"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real; }) \
+      >/dev/null 2>&1 || echo "python-env: petsc4py could not be installed; not measured" >&2
+  fi
 fi
 echo "python-env: $mpi ready ($venv)"

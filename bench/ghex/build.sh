@@ -8,21 +8,11 @@ set -euo pipefail
 mpi="${1:?usage: bench/ghex/build.sh openmpi|mpich BUILD_DIR}"
 build="${2:?usage: bench/ghex/build.sh openmpi|mpich BUILD_DIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
-GHEX_VERSION=0.9.0
 mkdir -p "$build"
 build="$(cd "$build" && pwd)"
-srcroot="$(dirname "$build")/ghex-src"
-src="$srcroot/ghex-$GHEX_VERSION"
+tarball="$(bash "$here/fetch.sh" "$(dirname "$build")/ghex-src")"
+src="${tarball%.tar.gz}"
 out="$build/ghex"
-
-if [ ! -f "$src/CMakeLists.txt" ]; then
-  mkdir -p "$srcroot"
-  echo "ghex: fetching the ghex $GHEX_VERSION sdist (PyPI)"
-  py=python3
-  [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-  "$py" -m pip download -q --no-deps --no-binary ghex "ghex==$GHEX_VERSION" -d "$srcroot"
-  tar -xzf "$srcroot/ghex-$GHEX_VERSION.tar.gz" -C "$srcroot"
-fi
 if [ ! -f /usr/include/boost/version.hpp ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "ghex: installing libboost-dev"
@@ -33,7 +23,7 @@ if [ ! -f /usr/include/boost/version.hpp ]; then
   fi
 fi
 if [ ! -f "$out/CMakeCache.txt" ]; then
-  echo "ghex: configuring GHEX $GHEX_VERSION for $mpi"
+  echo "ghex: configuring $(basename "$src") for $mpi"
   cmake -S "$here" -B "$out" -DGHEX_SOURCE_DIR="$src" -DCMAKE_BUILD_TYPE=Release \
     -DMPI_C_COMPILER="mpicc.$mpi" -DMPI_CXX_COMPILER="mpicxx.$mpi" \
     -DMPIEXEC_EXECUTABLE="/usr/bin/mpiexec.$mpi" >"$out.configure.log" 2>&1 ||

@@ -656,6 +656,14 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
 
 static long total_bad; /* wrong halo cells over all methods and geometries */
 
+/* A reference method's setup result, the same status on every rank. */
+static void agree_available(method *m, int ok, const char *why) {
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all)
+    snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+}
+
 /* One swap of a reference method (monc-ref, petsc, ghex). */
 static void ref_swap(method *m) {
   if (m->kind == 3) monc_ref_swap(m->mref);
@@ -795,9 +803,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       snprintf(why, sizeof why, "hs_bench was built without GHEX (bench/ghex/build.sh builds it; "
                                 "make bench runs that)");
 #endif
-      int all = 0;
-      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      if (!all) snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+      agree_available(m, ok, why);
       continue;
     }
     if (m->kind == 3 || m->kind == 4) {
@@ -830,10 +836,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
                                   "this MPI library)");
       }
 #endif
-      /* Same status on every rank. */
-      int all = 0;
-      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      if (!all) snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+      agree_available(m, ok, why);
       continue;
     }
     if (m->kind) continue;

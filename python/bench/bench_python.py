@@ -75,7 +75,19 @@ class Case:
 
 
 # ---------------------------------------------------------------- methods
-class HaloswapC:
+class Method:
+    """A way to swap the case's halos: ``swap()`` once, ``run(n)``: seconds per swap over n."""
+    name = "?"
+
+    def run(self, n):
+        swap = self.swap
+        t0 = MPI.Wtime()
+        for _ in range(n):
+            swap()
+        return (MPI.Wtime() - t0) / n
+
+
+class HaloswapC(Method):
     def __init__(self, case, plan, transport):
         self.name = f"haloswap-c:{transport}"
         self.plan = plan
@@ -87,23 +99,13 @@ class HaloswapC:
         return self.plan._core.time_swaps(n)
 
 
-class HaloswapPy:
+class HaloswapPy(Method):
     def __init__(self, case, plan, transport):
         self.name = f"haloswap-py:{transport}"
-        self.plan = plan
-
-    def swap(self):
-        self.plan.swap()
-
-    def run(self, n):
-        swap = self.plan.swap
-        t0 = MPI.Wtime()
-        for _ in range(n):
-            swap()
-        return (MPI.Wtime() - t0) / n
+        self.swap = plan.swap   # what a model's loop calls
 
 
-class GhexPy:
+class GhexPy(Method):
     name = "ghex-py"
 
     def __init__(self, case):
@@ -126,15 +128,8 @@ class GhexPy:
     def swap(self):
         self.co.exchange(self.infos).wait()
 
-    def run(self, n):
-        co, infos = self.co, self.infos
-        t0 = MPI.Wtime()
-        for _ in range(n):
-            co.exchange(infos).wait()
-        return (MPI.Wtime() - t0) / n
 
-
-class Petsc4py:
+class Petsc4py(Method):
     """One DMDA with dof = fields (PETSc's layout for many fields on one grid: interleaved);
     PETSc's x is our z (contiguous), its z our x. Checked on its own vectors."""
     name = "petsc4py"
@@ -184,15 +179,8 @@ class Petsc4py:
     def swap(self):
         self.da.globalToLocal(self.g, self.l)
 
-    def run(self, n):
-        da, g, l = self.da, self.g, self.l
-        t0 = MPI.Wtime()
-        for _ in range(n):
-            da.globalToLocal(g, l)
-        return (MPI.Wtime() - t0) / n
 
-
-class Mpi4pyNbr:
+class Mpi4pyNbr(Method):
     """MPI_Neighbor_alltoallw over a distributed graph of the 8 x-y neighbours (duplicates
     and self included, in canonical offset order on both sides), one struct datatype per
     neighbour spanning the 30 fields' boxes by absolute address."""
@@ -234,13 +222,6 @@ class Mpi4pyNbr:
 
     def swap(self):
         self.comm.Neighbor_alltoallw(self.sbuf, self.rbuf)
-
-    def run(self, n):
-        c, s, r = self.comm, self.sbuf, self.rbuf
-        t0 = MPI.Wtime()
-        for _ in range(n):
-            c.Neighbor_alltoallw(s, r)
-        return (MPI.Wtime() - t0) / n
 
 
 def petsc4py_usable():

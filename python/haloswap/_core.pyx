@@ -447,29 +447,52 @@ cdef class PlanCore:
     def swap_arrays(self, list arrays):
         """hs_swap with arrays[f] for this swap only (checked by the caller)."""
         cdef int rc
-        self._take_arrays(arrays)
-        try:
-            with nogil:
-                rc = hs_swap(self.p, self.swap_ptrs)
-            _check(rc)
-        finally:
-            self._release_swap()
+        self._begin(1, 0, arrays)
+        self._pending = 1
+        with nogil:
+            rc = hs_swap(self.p, self.swap_ptrs)
+        self._end(rc, 1)
 
-    def start(self, arrays=None):
-        cdef int rc
+    cdef int _begin(self, int which, int op, arrays) except -1:
+        """Refuses a start while an operation is in flight (the library's own state error,
+        before the in-flight arrays could be replaced), then takes the arrays."""
+        cdef int rc = HS_OK
         if self._pending:
-            # Let the library report the state error in its own words.
             with nogil:
-                rc = hs_swap_start(self.p, NULL)
+                if which == 1:
+                    rc = hs_swap_start(self.p, NULL)
+                elif which == 2:
+                    rc = hs_reverse_start(self.p, op, NULL)
+                else:
+                    rc = hs_accumulate_fill(self.p, op, NULL)
             _check(rc)
         if arrays is not None:
             self._take_arrays(arrays)
-        with nogil:
-            rc = hs_swap_start(self.p, self._ptrs())
-        if rc != HS_OK:
+        return 0
+
+    cdef int _end(self, int rc, int which) except -1:
+        """After a complete (or a failed start): the arrays of operation ``which`` go."""
+        if self._pending == which:
+            self._pending = 0
             self._release_swap()
-            _check(rc)
-        self._pending = 1
+        return _check(rc)
+
+    cdef int _start(self, int which, int op, arrays) except -1:
+        """Starts a forward swap (1) or a reverse exchange (2)."""
+        cdef int rc
+        self._begin(which, op, arrays)
+        self._pending = which
+        with nogil:
+            if which == 1:
+                rc = hs_swap_start(self.p, self._ptrs())
+            else:
+                rc = hs_reverse_start(self.p, op, self._ptrs())
+        if rc != HS_OK:
+            self._end(rc, which)
+        return 0
+
+    def start(self, arrays=None):
+        self._start(1, 0, arrays)
 
     def test(self):
         cdef int rc, done = 0
@@ -482,34 +505,16 @@ cdef class PlanCore:
         cdef int rc
         with nogil:
             rc = hs_swap_complete(self.p, self._ptrs())
-        if self._pending == 1:
-            self._pending = 0
-            self._release_swap()
-        _check(rc)
+        self._end(rc, 1)
 
     def reverse_start(self, int op, arrays=None):
-        cdef int rc
-        if self._pending:
-            with nogil:
-                rc = hs_reverse_start(self.p, op, NULL)
-            _check(rc)
-        if arrays is not None:
-            self._take_arrays(arrays)
-        with nogil:
-            rc = hs_reverse_start(self.p, op, self._ptrs())
-        if rc != HS_OK:
-            self._release_swap()
-            _check(rc)
-        self._pending = 2
+        self._start(2, op, arrays)
 
     def reverse_complete(self):
         cdef int rc
         with nogil:
             rc = hs_reverse_complete(self.p, self._ptrs())
-        if self._pending == 2:
-            self._pending = 0
-            self._release_swap()
-        _check(rc)
+        self._end(rc, 2)
 
     def reverse(self, int op, arrays=None):
         self.reverse_start(op, arrays)
@@ -517,22 +522,16 @@ cdef class PlanCore:
 
     def accumulate_fill(self, int op, arrays=None):
         cdef int rc
-        if self._pending:
-            with nogil:
-                rc = hs_accumulate_fill(self.p, op, NULL)
-            _check(rc)
-        if arrays is not None:
-            self._take_arrays(arrays)
-        try:
-            with nogil:
-                rc = hs_accumulate_fill(self.p, op, self._ptrs())
-            _check(rc)
-        finally:
-            self._release_swap()
+        self._begin(3, op, arrays)
+        self._pending = 3
+        with nogil:
+            rc = hs_accumulate_fill(self.p, op, self._ptrs())
+        self._end(rc, 3)
 
     @property
     def pending(self):
-        """0: nothing in flight; 1: a forward swap; 2: a reverse exchange."""
+        """0: nothing in flight; 1: a forward swap; 2: a reverse exchange (3 only inside
+        accumulate_fill)."""
         return self._pending
 
     def describe(self):

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import itertools
-import sys
-import warnings
 import weakref
 from typing import Dict, Optional, Sequence, Tuple, Union
 
@@ -13,6 +11,7 @@ from mpi4py import MPI
 from . import _core
 from ._agree import agree
 from ._errors import ArgumentError, ArgumentTypeError, StateError
+from ._lifetime import Collective
 
 __all__ = ["Decomposition"]
 
@@ -41,7 +40,7 @@ def _per_axis(name: str, value, nd: int, kind, default) -> list:
     return [kind(v) for v in vals]
 
 
-class Decomposition:
+class Decomposition(Collective):
     """A global grid of 2 or 3 axes (x, y[, z]) split over the ranks of ``comm``.
 
     Collective: every rank of ``comm`` creates it with the same arguments.
@@ -189,10 +188,6 @@ class Decomposition:
         return a
 
     # ------------------------------------------------------------------ lifetime
-    @property
-    def closed(self) -> bool:
-        return not self._core.alive
-
     def free(self) -> None:
         """Collective: frees the decomposition (and its communicator). Plans made on it must
         be freed first."""
@@ -201,21 +196,6 @@ class Decomposition:
             raise StateError(f"Decomposition.free: {len(live)} plan(s) made on this "
                              f"decomposition are not freed; free them first")
         self._core.free()
-
-    close = free
-
-    def __enter__(self) -> "Decomposition":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if not self.closed:
-            self.free()
-
-    def __del__(self):
-        if getattr(self, "_core", None) is not None and self._core.alive and \
-                not sys.is_finalizing():
-            warnings.warn("haloswap.Decomposition was not freed (free() is collective: call "
-                          "it, or use 'with')", ResourceWarning, stacklevel=2)
 
     def __repr__(self) -> str:
         return (f"<haloswap.Decomposition global {self.global_shape} procs {self.procs} "

@@ -1,8 +1,6 @@
 """Field and Plan: numpy arrays described to the library, and the swap plan over them."""
 from __future__ import annotations
 
-import sys
-import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -11,6 +9,7 @@ from . import _core
 from ._agree import agree
 from ._decomp import Decomposition, _per_axis_pairs
 from ._errors import ArgumentError, ArgumentTypeError
+from ._lifetime import Collective
 
 __all__ = ["Field", "Plan", "DTYPES"]
 
@@ -249,7 +248,7 @@ def _options_text(options) -> Optional[str]:
     raise ArgumentTypeError(f"options = {options!r}: give a dict or 'key=value,...'")
 
 
-class Plan:
+class Plan(Collective):
     """A halo swap of ``fields`` over ``decomp``: created collectively once, then swapped
     as often as needed.
 
@@ -450,28 +449,9 @@ class Plan:
         self._core.reset_stats()
 
     # ------------------------------------------------------------------ lifetime
-    @property
-    def closed(self) -> bool:
-        return not self._core.alive
-
     def free(self) -> None:
         """Collective: frees the plan and lets go of its arrays."""
         self._core.free()
-
-    close = free
-
-    def __enter__(self) -> "Plan":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if not self.closed:
-            self.free()
-
-    def __del__(self):
-        core = getattr(self, "_core", None)
-        if core is not None and core.alive and not sys.is_finalizing():
-            warnings.warn("haloswap.Plan was not freed (free() is collective: call it, or use "
-                          "'with')", ResourceWarning, stacklevel=2)
 
     def __repr__(self) -> str:
         if self.closed:

@@ -111,7 +111,8 @@ def test_describe_stats_selected(comm):
     require("auto")
     with haloswap.Decomposition(comm, (8, 6, 2)) as d:
         a = d.empty(halo=(1, 1, 0), fill=0.0)
-        with haloswap.Plan(d, a, transport="auto", options={"rounds": 1, "swaps": 2}) as p:
+        with haloswap.Plan(d, a, transport="auto", options={"rounds": 1, "swaps": 1,
+                                                       "candidates": "p2p+nbr"}) as p:
             assert p.transport == "auto" and p.selected_transport in haloswap.transport_names()
             text = p.describe()
             assert text.startswith("transport auto") and "peers" in text

@@ -12,7 +12,7 @@ TRANSPORTS = list(transport_table())
 
 
 # auto's trial kept short: the test is of its plumbing, not of its choice.
-FAST = {"auto": {"rounds": 1, "swaps": 2}}
+FAST = {"auto": {"rounds": 1, "swaps": 1, "candidates": "p2p+shm"}}
 
 
 def make_fields(geom, orders):

@@ -85,8 +85,8 @@ if [ "$extra" = bench ]; then
   fi
   if [ "$mpi" = openmpi ] && ! "$vpy" -c "import petsc4py" 2>/dev/null && [ "$(id -u)" = 0 ]; then
     echo "python-env: installing Debian's python3-petsc4py-real (Open MPI)"
-    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real; }) \
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real libpetsc-real-dev ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-petsc4py-real libpetsc-real-dev; }) \
       >/dev/null 2>&1 || echo "python-env: petsc4py could not be installed; not measured" >&2
   fi
 fi

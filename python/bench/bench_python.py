@@ -329,6 +329,24 @@ def main():
     for p in plans:
         p.free()
     case.d.free()
+    binding_overhead(args.reps)
+
+
+def binding_overhead(reps, n=20000):
+    """The binding's own cost per call: a swap that moves almost nothing (one 2x2 field on
+    one rank, periodic: two self copies), from C and from Python, interleaved."""
+    with haloswap.Decomposition(MPI.COMM_SELF, (2, 2)) as d:
+        a = d.empty(halo=1, fill=1.0)
+        with haloswap.Plan(d, a, depth=1) as plan:
+            c, py = HaloswapC(None, plan, "p2p"), HaloswapPy(None, plan, "p2p")
+            tc, tp = [], []
+            for _ in range(reps):
+                tc.append(c.run(n))
+                tp.append(py.run(n))
+            mc, mp = float(np.median(tc)), float(np.median(tp))
+    log(f"binding overhead (rank 0, a swap of 2 self copies, {n} calls x {reps} reps): "
+        f"C {mc * 1e9:.0f} ns, Python {mp * 1e9:.0f} ns per swap: +{(mp - mc) * 1e9:.0f} ns "
+        f"per plan.swap() call")
 
 
 if __name__ == "__main__":

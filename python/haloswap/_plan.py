@@ -129,7 +129,7 @@ def _per_axis_str(name: str, value, nd: int, allowed) -> List[str]:
 class _Spec:
     """What the plan registers for one field (and checks per-swap arrays against)."""
 
-    def __init__(self, name: str, f: Field, dec: Decomposition, plan_halo, depth_given):
+    def __init__(self, name: str, f: Field, dec: Decomposition, plan_halo):
         a = f.array
         _array_checks(name, a)
         nd = dec.ndims
@@ -219,7 +219,6 @@ class _Spec:
                       [h[0] for h in hp], [h[1] for h in hp], [d[0] for d in dp],
                       [d[1] for d in dp], dset, [s == "node" for s in stag],
                       [_OWNER[o] for o in own], ext, ncomp, corder, cstride)
-        self.depth_given = depth_given
 
     def check_same(self, name: str, b: Any) -> None:
         """A per-swap array must be laid out exactly as the registered one."""
@@ -324,7 +323,7 @@ class Plan(Collective):
                 raise ArgumentTypeError(f"transport = {transport!r} is not a string")
             for i, f in enumerate(fields):
                 specs.append(_Spec(f"fields[{i}]", f if isinstance(f, Field) else Field(f),
-                                   decomp, halo, f.depth if isinstance(f, Field) else None))
+                                   decomp, halo))
             seen: Dict[int, int] = {}
             for i, s in enumerate(specs):
                 addr = s.array.__array_interface__["data"][0]
@@ -398,6 +397,7 @@ class Plan(Collective):
         return self
 
     def reverse_complete(self) -> None:
+        """Wait until every owner has combined the contributions of the started reverse."""
         self._core.reverse_complete()
 
     def accumulate_fill(self, op: str = "sum",
@@ -446,6 +446,7 @@ class Plan(Collective):
         return self._core.stats()
 
     def reset_stats(self) -> None:
+        """Zero the counters (swaps, seconds); the byte counts describe the plan and stay."""
         self._core.reset_stats()
 
     # ------------------------------------------------------------------ lifetime

@@ -79,6 +79,9 @@ class Method:
     """A way to swap the case's halos: ``swap()`` once, ``run(n)``: seconds per swap over n."""
     name = "?"
 
+    def close(self):
+        """Frees what the method holds (MPI objects) before MPI ends."""
+
     def run(self, n):
         swap = self.swap
         t0 = MPI.Wtime()
@@ -179,6 +182,10 @@ class Petsc4py(Method):
     def swap(self):
         self.da.globalToLocal(self.g, self.l)
 
+    def close(self):
+        for obj in (self.g, self.l, self.da):
+            obj.destroy()
+
 
 class Mpi4pyNbr(Method):
     """MPI_Neighbor_alltoallw over a distributed graph of the 8 x-y neighbours (duplicates
@@ -222,6 +229,11 @@ class Mpi4pyNbr(Method):
 
     def swap(self):
         self.comm.Neighbor_alltoallw(self.sbuf, self.rbuf)
+
+    def close(self):
+        for t in self.stypes + self.rtypes:
+            t.Free()
+        self.comm.Free()
 
 
 def petsc4py_usable():
@@ -326,6 +338,8 @@ def main():
             f"{'(%.1f - %.1f)' % (min(v) * 1e6, max(v) * 1e6):>22s} {pyc:>8s} {vs:>9s} {vg:>10s}")
     for n in notes:
         log(f"not measured: {n}")
+    for m in methods:
+        m.close()
     for p in plans:
         p.free()
     case.d.free()

@@ -94,6 +94,8 @@ cdef extern from "haloswap.h" nogil:
         const char *transport_name
         const char *options
     void hs_plan_desc_init(hs_plan_desc *desc)
+    void hs_plan_desc_set_order_offsets(hs_plan_desc *d, int n, const int *offsets)
+    void hs_plan_desc_set_order_sweep(hs_plan_desc *d, int n, const int *axes)
     int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out)
     int hs_swap_start(hs_plan p, void *const *arrays)
     int hs_swap_complete(hs_plan p, void *const *arrays)
@@ -341,11 +343,14 @@ cdef class PlanCore:
         self.swap_given = 0
 
     def create(self, DecompCore decomp, list fields, depth, int stencil, int oneway,
-               int oneway_axis, transport, options):
+               int oneway_axis, transport, options, int order, list order_list):
         """fields: one tuple per field (array, type, layout, strides, halo_lo, halo_hi,
         depth_lo, depth_hi, depth_set, stagger, owner, extent, ncomp, comp_order,
-        comp_stride)."""
+        comp_stride). order: 0 canonical, 1 offsets (order_list: flat triples), 2 sweep
+        (order_list: the axes, empty for x, y, z)."""
         cdef int nf = len(fields)
+        cdef int olist[78]
+        cdef int k
         cdef hs_field *fl = <hs_field *>calloc(max(1, nf), sizeof(hs_field))
         cdef hs_plan_desc pd
         cdef int f, a, rc
@@ -388,6 +393,14 @@ cdef class PlanCore:
             pd.fields = fl
             pd.transport_name = NULL if btrans is None else <const char *>btrans
             pd.options = NULL if bopts is None else <const char *>bopts
+            if len(order_list) > 78:
+                raise ValueError("order: at most 26 offsets")
+            for k in range(len(order_list)):
+                olist[k] = order_list[k]
+            if order == 1:
+                hs_plan_desc_set_order_offsets(&pd, len(order_list) // 3, olist)
+            elif order == 2:
+                hs_plan_desc_set_order_sweep(&pd, len(order_list), olist)
             with nogil:
                 rc = hs_plan_create(decomp.d, &pd, &self.p)
             _check(rc)

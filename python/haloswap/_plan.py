@@ -247,6 +247,38 @@ def _options_text(options) -> Optional[str]:
     raise ArgumentTypeError(f"options = {options!r}: give a dict or 'key=value,...'")
 
 
+def _order(order, nd: int) -> Tuple[int, List[int]]:
+    """(hs_order, flat list): the library checks the values, collectively."""
+    if order is None or (isinstance(order, str) and order == "canonical"):
+        return 0, []
+    if isinstance(order, str) and order == "sweep":
+        return 2, []
+    if isinstance(order, (tuple, list)) and len(order) == 2 and order[0] == "sweep":
+        try:
+            axes = [int(a) for a in order[1]]
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"order = {order!r}: ('sweep', axes) needs a sequence of "
+                                    f"axis numbers") from None
+        return 2, axes
+    if isinstance(order, str):
+        raise ArgumentError(f"order = {order!r}, must be 'canonical', 'sweep', ('sweep', "
+                            f"axes) or a list of offsets")
+    flat: List[int] = []
+    try:
+        offsets = [tuple(int(v) for v in o) for o in order]
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"order = {order!r}: a list of offsets, each a tuple of {nd} "
+                                f"integers") from None
+    if not 1 <= len(offsets) <= 26:
+        raise ArgumentError(f"order has {len(offsets)} offsets, must be 1..26")
+    for o in offsets:
+        if len(o) != nd:
+            raise ArgumentError(f"order: offset {o} has {len(o)} entries; the grid has {nd} "
+                                f"axes")
+        flat += list(o) + [0] * (3 - nd)
+    return 1, flat
+
+
 class Plan(Collective):
     """A halo swap of ``fields`` over ``decomp``: created collectively once, then swapped
     as often as needed.
@@ -273,6 +305,14 @@ class Plan(Collective):
     oneway : (direction, axis), optional
         A one-direction swap: ``("lower", 0)`` sends every rank's lowest interior strip on
         axis 0 to its lower neighbour (MONC's TVD advection); ``("upper", 0)`` the mirror.
+    order : "canonical", a list of offsets, "sweep" or ("sweep", axes)
+        The combine order of the reverse exchange (docs/api.md, "Combine order"):
+        ``"canonical"`` (the default) combines the contributions offset by offset in
+        lexicographic order; a list of offsets such as EPIC's ``[(-1, 0), (1, 0), (0, -1),
+        (0, 1), (1, 1), (1, -1), (-1, -1), (-1, 1)]`` in that order (the forward swap is
+        unchanged); ``"sweep"`` (x, y, z) or ``("sweep", (2, 0, 1))`` runs forward and reverse
+        one axis after another over the full transverse extent including halos (Lare3d,
+        EPOCH), after which the halos of the other axes hold partial sums.
 
     Use ``swap()``, or ``start()`` / ``test()`` / ``complete()`` around interior work, and
     ``reverse(op)`` for the reverse exchange (halo contributions combined into their owners
@@ -284,7 +324,7 @@ class Plan(Collective):
                  halo: Optional[Halo] = None, stencil: str = "box",
                  transport: Optional[str] = None,
                  options: Union[Mapping[str, Any], str, None] = None,
-                 oneway: Optional[Tuple[str, int]] = None):
+                 oneway: Optional[Tuple[str, int]] = None, order: Any = "canonical"):
         if not isinstance(decomp, Decomposition):
             raise ArgumentTypeError(f"decomp = {decomp!r} is not a haloswap.Decomposition")
         if decomp.closed:
@@ -318,7 +358,8 @@ class Plan(Collective):
                                         f"'upper'")
                 ow = _ONEWAY[direction]
             cfg.update(depth=[lo for lo, _ in d] + [0] * (3 - decomp.ndims),
-                       options=_options_text(options), oneway=ow, oneway_axis=int(oax))
+                       options=_options_text(options), oneway=ow, oneway_axis=int(oax),
+                       order=_order(order, decomp.ndims))
             if transport is not None and not isinstance(transport, str):
                 raise ArgumentTypeError(f"transport = {transport!r} is not a string")
             for i, f in enumerate(fields):
@@ -333,9 +374,10 @@ class Plan(Collective):
 
         agree(decomp.comm, check)
         self._specs = specs
+        self._order = order
         self._core.create(decomp._core, [s.tuple for s in specs], cfg["depth"],
                           _STENCIL[stencil], cfg["oneway"], cfg["oneway_axis"], transport,
-                          cfg["options"])
+                          cfg["options"], *cfg["order"])
         decomp._plans.add(self)
 
     # ------------------------------------------------------------------ swaps
@@ -428,6 +470,11 @@ class Plan(Collective):
     def selected_transport(self) -> str:
         """The transport that moves the data (auto's choice)."""
         return self._core.selected_transport()
+
+    @property
+    def order(self) -> Any:
+        """The combine order the plan was given."""
+        return self._order
 
     @property
     def in_progress(self) -> Optional[str]:

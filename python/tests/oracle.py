@@ -173,16 +173,18 @@ def fill_reverse(a, geom, f, rank):
             a[m] = contribution(rank, side, [x[m] for x in g], f, 0, a.dtype)
 
 
-def expected_reverse(geom, f, op, dtype):
+def expected_reverse(geom, f, op, dtype, order=None):
     """The owner's interior after the reverse: the contributions of its neighbours, one
-    offset after another in canonical order (cell-centred fields)."""
+    offset after another in canonical order, or in ``order`` (a list of offsets; the ones
+    the plan does not use are skipped), for cell-centred fields."""
     d = geom.d
     nd = geom.nd
     g = geom.globals()
     idx = tuple(slice(geom.halo[a][0], geom.halo[a][0] + geom.n[a]) for a in range(nd))
     gi = [x[idx] for x in g]
     acc = value(f, 0, gi).astype(dtype)
-    for o in offsets(nd, geom.stencil):
+    use = offsets(nd, geom.stencil)
+    for o in ([tuple(x) for x in order if tuple(x) in use] if order else use):
         if any(o[a] and not (geom.depth[a][0] or geom.depth[a][1]) for a in range(nd)):
             continue
         holder = d.neighbor(o)
@@ -211,3 +213,56 @@ def expected_reverse(geom, f, op, dtype):
         else:
             acc[box] = h
     return acc, idx
+
+
+# ---------------------------------------------------------------- the sweep order
+def sweep_emulate(comm, d, a, halo, depth, axes, op=None):
+    """The sweep (docs/api.md, "Combine order", HS_ORDER_SWEEP) done serially on every rank's
+    array: for each exchanged axis in ``axes``, a stage over the two faces whose slabs span,
+    on the other axes, the interior plus the swapped halo. Forward (op None): each halo slab
+    gets the face neighbour's interior slab. Reverse: each interior slab combines, first the
+    lower neighbour's halo slab, then the upper one's. Halo and depth: one value per axis
+    (both sides). Returns this rank's array as the sweep leaves it."""
+    nd = d.ndims
+    every = comm.allgather((a.copy(), d.local_shape, {o: r for o, r in d.neighbors.items()}))
+    arrs = [x[0] for x in every]
+    for ax in axes:
+        dep = depth[ax]
+        if dep == 0:
+            continue
+        snap = [x.copy() for x in arrs]
+
+        def sl(r, lo, hi):
+            """Index of rank r's slab [lo, hi) on axis ax (local indices), full transverse."""
+            n = every[r][1]
+            idx = []
+            for b in range(nd):
+                if b == ax:
+                    idx.append(slice(halo[b] + lo, halo[b] + hi))
+                else:
+                    idx.append(slice(halo[b] - depth[b], halo[b] + n[b] + depth[b]))
+            return tuple(idx)
+
+        for r in range(len(arrs)):
+            n = every[r][1][ax]
+            low = tuple(-1 if b == ax else 0 for b in range(nd))
+            up = tuple(1 if b == ax else 0 for b in range(nd))
+            lo_nb, up_nb = every[r][2].get(low), every[r][2].get(up)
+            if op is None:
+                if lo_nb is not None:
+                    m = every[lo_nb][1][ax]
+                    arrs[r][sl(r, -dep, 0)] = snap[lo_nb][sl(lo_nb, m - dep, m)]
+                if up_nb is not None:
+                    arrs[r][sl(r, n, n + dep)] = snap[up_nb][sl(up_nb, 0, dep)]
+                continue
+            for nb, mine, theirs in ((lo_nb, (0, dep), "hi"), (up_nb, (n - dep, n), "lo")):
+                if nb is None:
+                    continue
+                m = every[nb][1][ax]
+                src = snap[nb][sl(nb, m, m + dep) if theirs == "hi" else sl(nb, -dep, 0)]
+                dst = sl(r, *mine)
+                cur = arrs[r][dst]
+                arrs[r][dst] = {"sum": lambda x, y: (x + y).astype(x.dtype),
+                                "max": np.maximum, "min": np.minimum,
+                                "replace": lambda x, y: y}[op](cur, src)
+    return arrs[comm.Get_rank()]

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS))
+.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -35,7 +35,12 @@ $(addprefix build-,$(MPIS)): build-%: deps $(BUILD)/%/CMakeCache.txt
 
 build: $(addprefix build-,$(MPIS))
 
-$(addprefix test-,$(MPIS)): test-%: build-%
+# The Python package (python/) in a venv per MPI library, under $(BUILD)/<mpi>/python; its
+# tests are part of each MPI's ctest run (tests/python).
+$(addprefix python-,$(MPIS)): python-%: deps
+	@bash tools/python-env.sh $* $(BUILD)/$*
+
+$(addprefix test-,$(MPIS)): test-%: build-% python-%
 	cd $(BUILD)/$* && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build (Open MPI) of the library and the core
@@ -71,6 +76,13 @@ test: $(addprefix test-,$(MPIS)) test-asan test-smpi
 
 bench: build
 	@bash bench/run-standard.sh $(BUILD) $(MPIS)
+
+# The MONC case from Python (python/bench/bench_python.py): haloswap's Python swap against
+# the same swap from C, GHEX's Python bindings, petsc4py and mpi4py, in one launch per MPI.
+bench-python: deps
+	@for m in $(MPIS); do bash tools/python-env.sh $$m $(BUILD)/$$m bench && \
+	  /usr/bin/mpiexec.$$m -n 2 \
+	    $(BUILD)/$$m/python/venv/bin/python python/bench/bench_python.py $(BENCH_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

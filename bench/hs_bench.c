@@ -8,8 +8,9 @@
  * interior strips into the halos, on every rank at once; "memcpy-1core" does the same on
  * rank 0 alone while the others wait. "monc-ref" is the swap a MONC user has today
  * (bench/monc_ref.h: MONC's halocommunication.F90 in C, same fields); "petsc" is PETSc's
- * DMDA + DMGlobalToLocal on the same grid and number of fields (built where PETSc is found).
- * Every transport is reported against all of them.
+ * DMDA + DMGlobalToLocal on the same grid and number of fields (built where PETSc is found);
+ * "ghex" is GHEX's structured regular exchange of the same fields (bench/ghex_ref.h, built
+ * where bench/ghex/build.sh built GHEX). Every transport is reported against all of them.
  *
  * Usage: hs_bench [options]   (hs_bench --help lists them) */
 #define _GNU_SOURCE
@@ -17,6 +18,9 @@
 #include "monc_ref.h"
 #ifdef HS_BENCH_PETSC
 #include "petsc_ref.h"
+#endif
+#ifdef HS_BENCH_GHEX
+#include "ghex_ref.h"
 #endif
 
 #include <math.h>
@@ -64,11 +68,14 @@ typedef struct {
   char selected[64];  /* for auto: the transport it chose */
   char status[512];   /* "ok" or why it was not measured */
   int kind;           /* 0 transport, 1 memcpy on all ranks, 2 memcpy on rank 0, 3 monc-ref,
-                         4 petsc, 5 memcpy with streaming stores on all ranks */
+                         4 petsc, 5 memcpy with streaming stores on all ranks, 6 ghex */
   hs_plan plan;
   monc_ref *mref;
 #ifdef HS_BENCH_PETSC
   petsc_ref *pref;
+#endif
+#ifdef HS_BENCH_GHEX
+  ghex_ref *gref;
 #endif
   char describe[2048]; /* hs_plan_describe (auto: its choice and trial timings) */
   double t[MAX_REPS];
@@ -550,7 +557,8 @@ static void json_num(FILE *f, const char *key, double v) {
 
 static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
                  const method *m, const method *p2p, const method *mall, const method *m1,
-                 const method *mref, const method *pref, size_t halo_bytes_max) {
+                 const method *mref, const method *pref, const method *gref,
+                 size_t halo_bytes_max) {
   if (rank != 0) return;
   double ratio_p2p = (p2p && p2p->med > 0 && !strcmp(m->status, "ok")) ? m->med / p2p->med : NAN;
   double rb = mall->med > 0 ? m->med / mall->med : NAN;
@@ -606,6 +614,7 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
       fprintf(f, ", \"ratio_to_memcpy_bound\": %.4f, \"ratio_to_memcpy_1core\": %.4f", rb, r1);
       json_num(f, "ratio_to_monc_ref", ratio_to(m, mref));
       json_num(f, "ratio_to_petsc", ratio_to(m, pref));
+      json_num(f, "ratio_to_ghex", ratio_to(m, gref));
     } else {
       fprintf(f,
               ", \"us_per_swap_median\": null, \"us_per_swap_min\": null, \"us_per_swap_max\": "
@@ -621,6 +630,7 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
             m->bad_cells);
     json_num(f, "monc_ref_us", mref && !strcmp(mref->status, "ok") ? mref->med * 1e6 : NAN);
     json_num(f, "petsc_us", pref && !strcmp(pref->status, "ok") ? pref->med * 1e6 : NAN);
+    json_num(f, "ghex_us", gref && !strcmp(gref->status, "ok") ? gref->med * 1e6 : NAN);
     fprintf(f, ", \"describe\": ");
     json_str(f, m->describe);
     fprintf(f, "}");
@@ -638,12 +648,32 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
               m->max * 1e6, ratio_p2p, rb, r1);
     else
       fprintf(csv_out, ",,,,,,");
-    fprintf(csv_out, "%.3f,%.3f,%zu,%llu,%.4f,%.4f\n", mall->med * 1e6, m1->med * 1e6,
-            halo_bytes_max, m->bytes_allocated, ratio_to(m, mref), ratio_to(m, pref));
+    fprintf(csv_out, "%.3f,%.3f,%zu,%llu,%.4f,%.4f,%.4f\n", mall->med * 1e6, m1->med * 1e6,
+            halo_bytes_max, m->bytes_allocated, ratio_to(m, mref), ratio_to(m, pref),
+            ratio_to(m, gref));
   }
 }
 
 static long total_bad; /* wrong halo cells over all methods and geometries */
+
+/* A reference method's setup result, the same status on every rank. */
+static void agree_available(method *m, int ok, const char *why) {
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all)
+    snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+}
+
+/* One swap of a reference method (monc-ref, petsc, ghex). */
+static void ref_swap(method *m) {
+  if (m->kind == 3) monc_ref_swap(m->mref);
+#ifdef HS_BENCH_PETSC
+  if (m->kind == 4 && petsc_ref_swap(m->pref)) die("petsc: DMGlobalToLocal failed");
+#endif
+#ifdef HS_BENCH_GHEX
+  if (m->kind == 6 && ghex_ref_swap(m->gref)) die("ghex: exchange failed");
+#endif
+}
 
 static void run_geometry(const params *P, const env_info *E, const int local_or_global[3],
                          int is_global) {
@@ -713,10 +743,11 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
   M[nm].kind = 5;
   nm++;
 #endif
-  int want_mref = 1, want_petsc = 1;
+  int want_mref = 1, want_petsc = 1, want_ghex = 1;
   for (int s = 0; s < P->nskip; s++) {
     if (!strcmp(P->skip[s], "monc-ref")) want_mref = 0;
     if (!strcmp(P->skip[s], "petsc")) want_petsc = 0;
+    if (!strcmp(P->skip[s], "ghex")) want_ghex = 0;
   }
   if (want_mref) {
     snprintf(M[nm].name, sizeof M[nm].name, "monc-ref");
@@ -726,6 +757,11 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
   if (want_petsc) {
     snprintf(M[nm].name, sizeof M[nm].name, "petsc");
     M[nm].kind = 4;
+    nm++;
+  }
+  if (want_ghex) {
+    snprintf(M[nm].name, sizeof M[nm].name, "ghex");
+    M[nm].kind = 6;
     nm++;
   }
   const char *specs[MAX_METHODS];
@@ -749,6 +785,27 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
              (int)(colon ? (size_t)(colon - m->name) : strlen(m->name)), m->name);
     snprintf(m->variant, sizeof m->variant, "%s", colon ? colon + 1 : "default");
     snprintf(m->status, sizeof m->status, "ok");
+    if (m->kind == 6) {
+      char why[256] = "";
+      int ok = 0;
+#ifdef HS_BENCH_GHEX
+      if (P->stencil != HS_STENCIL_BOX) {
+        snprintf(why, sizeof why, "GHEX's regular halos include edges and corners: box only");
+      } else {
+        int per[3];
+        for (int a = 0; a < 3; a++) per[a] = hs_decomp_periodic(d, a);
+        m->gref = ghex_ref_create(hs_decomp_comm(d), (int)P->type, nf, data, g.n, g.h, g.off,
+                                  g.gl, per, P->depth, why, sizeof why);
+        ok = m->gref != NULL;
+        if (ok) snprintf(m->variant, sizeof m->variant, "%s", ghex_ref_version());
+      }
+#else
+      snprintf(why, sizeof why, "hs_bench was built without GHEX (bench/ghex/build.sh builds it; "
+                                "make bench runs that)");
+#endif
+      agree_available(m, ok, why);
+      continue;
+    }
     if (m->kind == 3 || m->kind == 4) {
       char why[256] = "";
       int depth = P->depth[0] > P->depth[1] ? P->depth[0] : P->depth[1];
@@ -779,10 +836,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
                                   "this MPI library)");
       }
 #endif
-      /* Same status on every rank. */
-      int all = 0;
-      MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      if (!all) snprintf(m->status, sizeof m->status, "unavailable: %s", why[0] ? why : "on another rank");
+      agree_available(m, ok, why);
       continue;
     }
     if (m->kind) continue;
@@ -841,9 +895,9 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
 #endif
       continue;
     }
-    if (m->kind == 3) {
+    if (m->kind == 3 || m->kind == 6) {
       if (strcmp(m->status, "ok")) continue;
-      for (int w = 0; w < P->warmup; w++) monc_ref_swap(m->mref);
+      for (int w = 0; w < P->warmup; w++) ref_swap(m);
       if (P->verify) {
         /* The check's own swap, from halos reset to -1: it sees what this method writes,
          * whatever --warmup was (0 leaves nothing written). */
@@ -856,7 +910,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
         total_bad += allbad;
         if (allbad) {
           snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
-          if (rank == 0) fprintf(stderr, "hs_bench: monc-ref gave %ld wrong halo cells\n", allbad);
+          if (rank == 0) fprintf(stderr, "hs_bench: %s gave %ld wrong halo cells\n", m->name, allbad);
         }
       }
       continue;
@@ -908,18 +962,12 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       method *m = &M[perm[k]];
       if (strcmp(m->status, "ok")) continue;
       double t = 0;
-      if (m->kind == 3 || m->kind == 4) {
-        if (m->kind == 3) monc_ref_swap(m->mref);
-#ifdef HS_BENCH_PETSC
-        if (m->kind == 4) petsc_ref_swap(m->pref);
-#endif
+      if (m->kind == 3 || m->kind == 4 || m->kind == 6) {
+        ref_swap(m);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int s = 0; s < P->swaps; s++) {
-          if (m->kind == 3) monc_ref_swap(m->mref);
-#ifdef HS_BENCH_PETSC
-          if (m->kind == 4) petsc_ref_swap(m->pref);
-#endif
+          ref_swap(m);
           if (P->touch) touch_halos(&g, cc, ncc, data, nf);
         }
         t = (MPI_Wtime() - t0) / P->swaps;
@@ -953,11 +1001,12 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
     if (!strcmp(M[i].status, "ok")) summarise(&M[i], P->reps);
 
   /* ---- report */
-  const method *p2p = NULL, *mall = &M[0], *m1 = &M[1], *mref = NULL, *pref = NULL;
+  const method *p2p = NULL, *mall = &M[0], *m1 = &M[1], *mref = NULL, *pref = NULL, *gref = NULL;
   for (int i = 2; i < nm; i++) {
     if (!M[i].kind && !strcmp(M[i].name, "p2p") && !strcmp(M[i].status, "ok")) p2p = &M[i];
     if (M[i].kind == 3) mref = &M[i];
     if (M[i].kind == 4) pref = &M[i];
+    if (M[i].kind == 6) gref = &M[i];
   }
   M[0].bytes_sent = M[1].bytes_sent = 0;
   if (rank == 0 && !P->quiet) {
@@ -967,8 +1016,9 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
            nf, type_name(P->type), P->depth[0], P->depth[1], P->depth[2],
            P->stencil == HS_STENCIL_BOX ? "box" : "star", halo_bytes_max / 1e6, P->swaps,
            P->reps);
-    printf("%-28s %12s %25s %8s %9s %9s %9s %9s %11s\n", "method", "us/swap med", "(min - max)",
-           "vs p2p", "vs memcpy", "vs 1core", "vs mref", "vs petsc", "alloc MB");
+    printf("%-28s %12s %25s %8s %9s %9s %9s %9s %9s %11s\n", "method", "us/swap med",
+           "(min - max)", "vs p2p", "vs memcpy", "vs 1core", "vs mref", "vs petsc", "vs ghex",
+           "alloc MB");
     for (int i = 0; i < nm; i++) {
       const method *m = &M[i];
       char nm_[128];
@@ -984,21 +1034,26 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       snprintf(rng, sizeof rng, "(%.1f - %.1f)", m->min * 1e6, m->max * 1e6);
       char rp[16] = "-";
       if (p2p && !m->kind) snprintf(rp, sizeof rp, "%.2f", m->med / p2p->med);
-      char rm[16] = "-", rpe[16] = "-";
+      char rm[16] = "-", rpe[16] = "-", rg[16] = "-";
       if (!isnan(ratio_to(m, mref))) snprintf(rm, sizeof rm, "%.2f", ratio_to(m, mref));
       if (!isnan(ratio_to(m, pref))) snprintf(rpe, sizeof rpe, "%.2f", ratio_to(m, pref));
-      printf("%-28s %12.1f %25s %8s %9.2f %9.2f %9s %9s %11.2f\n", nm_, m->med * 1e6, rng, rp,
-             m->med / mall->med, m->med / m1->med, rm, rpe, m->bytes_allocated / 1e6);
+      if (!isnan(ratio_to(m, gref))) snprintf(rg, sizeof rg, "%.2f", ratio_to(m, gref));
+      printf("%-28s %12.1f %25s %8s %9.2f %9.2f %9s %9s %9s %11.2f\n", nm_, m->med * 1e6, rng,
+             rp, m->med / mall->med, m->med / m1->med, rm, rpe, rg, m->bytes_allocated / 1e6);
     }
     fflush(stdout);
   }
-  for (int i = 0; i < nm; i++) emit(P, E, &g, d, &M[i], p2p, mall, m1, mref, pref, halo_bytes_max);
+  for (int i = 0; i < nm; i++)
+    emit(P, E, &g, d, &M[i], p2p, mall, m1, mref, pref, gref, halo_bytes_max);
 
   for (int i = 0; i < nm; i++) {
     if (M[i].plan) hs_plan_free(&M[i].plan);
     monc_ref_free(M[i].mref);
 #ifdef HS_BENCH_PETSC
     petsc_ref_free(M[i].pref);
+#endif
+#ifdef HS_BENCH_GHEX
+    ghex_ref_free(M[i].gref);
 #endif
   }
   for (int f = 0; f < nf; f++) {
@@ -1055,7 +1110,7 @@ int main(int argc, char **argv) {
               "oversubscribed,fields,type,local_grid,global_grid,depth,stencil,warmup,swaps,reps,"
               "us_per_swap_median,us_per_swap_min,us_per_swap_max,ratio_to_p2p,"
               "ratio_to_memcpy_bound,ratio_to_memcpy_1core,memcpy_bound_us,memcpy_1core_us,"
-              "halo_bytes_per_swap,bytes_allocated,ratio_to_monc_ref,ratio_to_petsc\n");
+              "halo_bytes_per_swap,bytes_allocated,ratio_to_monc_ref,ratio_to_petsc,ratio_to_ghex\n");
     }
   }
   if (!strcmp(P.mode, "sweep")) {

@@ -28,6 +28,20 @@ if ! pkg-config --exists PETSc 2>/dev/null; then
   fi
 fi
 
+# The ghex reference method: GHEX from its PyPI sdist, built once per MPI library under
+# BUILD/<mpi>/ghex (bench/ghex/build.sh); hs_bench is then rebuilt to link it. Where GHEX
+# cannot be built, the tables say ghex was not measured.
+for mpi in "${mpis[@]}"; do
+  [ -f "$build/$mpi/CMakeCache.txt" ] || continue
+  if bash "$here/ghex/build.sh" "$mpi" "$build/$mpi"; then
+    if ! ldd "$build/$mpi/bench/hs_bench" 2>/dev/null | grep -q hs_ghex_ref; then
+      cmake "$build/$mpi" >/dev/null && cmake --build "$build/$mpi" -j 2 --target hs_bench >/dev/null
+    fi
+  else
+    echo "make bench: GHEX could not be built for $mpi (logs: $build/$mpi/ghex.*.log); ghex not measured"
+  fi
+done
+
 # The system python3 first: install-deps.sh gives it matplotlib for the plots (a python3
 # earlier in PATH, e.g. pyenv's, would lack it).
 py=python3

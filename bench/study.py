@@ -302,7 +302,7 @@ class Study:
             # streaming stores only move the cost from the swap to the next step.
             self.bench(mpi, 2, "monc-touch", ["--mode", "weak"] + MONC +
                        ["--transport", "p2p", "--transport", "shm", "--transport", "shm:stream=1",
-                        "--skip", "petsc", "--touch"],
+                        "--skip", "petsc", "--skip", "ghex", "--touch"],
                        p["monc"], "MONC case, halos read after each swap")
             # The reverse exchange and mixed depths (hs_fields_bench), both memory kinds.
             self.fields_run(mpi)
@@ -458,7 +458,7 @@ def fmt_size(b):
     return "%d B" % b
 
 
-REFS = ("monc-ref", "petsc")
+REFS = ("monc-ref", "petsc", "ghex")
 
 
 def fmt_ratio(x):
@@ -484,6 +484,7 @@ def launch_summary(recs):
     get = lambda name: next((r for r in recs if r["spec"] == name and ok(r)), None)
     au, mref, pet, p2p = get("auto"), get("monc-ref"), get("petsc"), get("p2p")
     return dict(best=best, best_plain=best_plain, auto=au, mref=mref, petsc=pet, p2p=p2p,
+                ghex=get("ghex"),
                 auto_ratio=au["us_per_swap_median"] / best_plain["us_per_swap_median"]
                 if au else None)
 
@@ -501,6 +502,8 @@ def summary_lines(recs, title):
             1 / b["ratio_to_monc_ref"])
     if s["petsc"] and b.get("ratio_to_petsc"):
         line += ", %.1fx faster than PETSc" % (1 / b["ratio_to_petsc"])
+    if s["ghex"] and b.get("ratio_to_ghex"):
+        line += ", %.1fx faster than GHEX" % (1 / b["ratio_to_ghex"])
     L.append(line + ".")
     if s["auto"]:
         sel = s["auto"].get("selected", "?")
@@ -522,8 +525,8 @@ def summary_lines(recs, title):
 def monc_table(recs):
     """Markdown table of one MONC-case run."""
     rows = ["| method | us/swap median | min - max | vs p2p | vs memcpy bound | vs memcpy 1 core "
-            "| vs monc-ref | vs petsc | allocated/rank | allocated / halo bytes |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| vs monc-ref | vs petsc | vs ghex | allocated/rank | allocated / halo bytes |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     skipped = []
     for r in recs:
         if not ok(r):
@@ -531,13 +534,13 @@ def monc_table(recs):
             continue
         rp = r.get("ratio_to_p2p")
         kind = r["transport"].startswith("memcpy") or r["transport"] in REFS
-        rows.append("| %s | %s | %s - %s | %s | %.2f | %.2f | %s | %s | %s | %s |" % (
+        rows.append("| %s | %s | %s - %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s |" % (
             ("*%s*" % r["transport"]) if kind else "`%s`" % label(r),
             fmt_us(r["us_per_swap_median"]), fmt_us(r["us_per_swap_min"]),
             fmt_us(r["us_per_swap_max"]), "-" if kind or rp is None else "%.2f" % rp,
             r["ratio_to_memcpy_bound"], r["ratio_to_memcpy_1core"],
             fmt_ratio(r.get("ratio_to_monc_ref")), fmt_ratio(r.get("ratio_to_petsc")),
-            "-" if kind else fmt_bytes(r["bytes_allocated"]),
+            fmt_ratio(r.get("ratio_to_ghex")), "-" if kind else fmt_bytes(r["bytes_allocated"]),
             "-" if kind else "%.2f" % r["bytes_allocated_ratio"]))
     return "\n".join(rows), skipped
 
@@ -801,8 +804,10 @@ def render_report(st, plots):
     L.append("\n### Against what you have now\n")
     L.append("*monc-ref* is MONC's own halo swap (halocommunication.F90) written in C on the same "
              "fields: what a MONC user runs today. *petsc* is PETSc's DMDA + DMGlobalToLocal on "
-             "the same grid and fields (where PETSc is installed for that MPI library). Both are "
-             "measured in the same launch as the transports.\n")
+             "the same grid and fields (where PETSc is installed for that MPI library). *ghex* is "
+             "GHEX's structured regular exchange of the same fields (C++, built by make bench "
+             "where it can be: bench/ghex/build.sh). All are measured in the same launch as the "
+             "transports.\n")
     for m in st.mpis:
         for study, kind in (("monc", "hs_alloc'd fields"), ("monc-malloc", "malloc'd fields")):
             recs = [r for r in st.records if r.get("study") == study and r["mpi_name"] == m.name]
@@ -1072,11 +1077,11 @@ def targets_table(groups):
             min(v), max(v), sorted(v)[len(v) // 2]))
     print("\n### Targets over all launches\n")
     print("| MPI, fields | launches | best fixed, any options (times) | best / memcpy bound "
-          "| p2p / monc-ref | best / petsc | auto / best fixed with default options "
+          "| p2p / monc-ref | best / petsc | best / ghex | auto / best fixed with default options "
           "| auto chose the fastest of those |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for (mpi, alloc), launches in sorted(groups.items()):
-        bests, rb, pm, bp, ab, right = {}, [], [], [], [], 0
+        bests, rb, pm, bp, bg, ab, right = {}, [], [], [], [], [], 0
         for _, recs in launches:
             s = launch_summary(recs)
             if not s:
@@ -1087,11 +1092,12 @@ def targets_table(groups):
             if s["p2p"] and s["p2p"].get("ratio_to_monc_ref"):
                 pm.append(s["p2p"]["ratio_to_monc_ref"])
             bp.append(b.get("ratio_to_petsc"))
+            bg.append(b.get("ratio_to_ghex"))
             ab.append(s["auto_ratio"])
             right += bool(s["auto"] and s["auto"].get("selected") == s["best_plain"]["spec"])
-        print("| %s, %s | %d | %s | %s | %s | %s | %s | %d of %d |" % (
+        print("| %s, %s | %d | %s | %s | %s | %s | %s | %s | %d of %d |" % (
             mpi, alloc, len(launches), ", ".join("%s (%d)" % kv for kv in bests.items()),
-            rng(rb), rng(pm), rng(bp), rng(ab), right, len(launches)))
+            rng(rb), rng(pm), rng(bp), rng(bg), rng(ab), right, len(launches)))
 
 
 def summarize(paths):
@@ -1116,7 +1122,8 @@ def summarize(paths):
             for r in recs:
                 if r["spec"] not in specs:
                     specs.append(r["spec"])
-        print("us/swap median per launch (ratio to memcpy-bound / to monc-ref / to petsc):\n")
+        print("us/swap median per launch (ratio to memcpy-bound / to monc-ref / to petsc / to "
+              "ghex):\n")
         print("| method | " + " | ".join("launch %d" % (i + 1) for i in range(len(launches))) + " |")
         print("|---|" + "---:|" * len(launches))
         for spec in specs:
@@ -1127,10 +1134,10 @@ def summarize(paths):
                     cells.append("-")
                     continue
                 sel = r.get("selected") if r["transport"] == "auto" else ""
-                cells.append("%s%s (%.2f/%s/%s)" % (
+                cells.append("%s%s (%.2f/%s/%s/%s)" % (
                     fmt_us(r["us_per_swap_median"]), " -> " + sel if sel else "",
                     r["ratio_to_memcpy_bound"], fmt_ratio(r.get("ratio_to_monc_ref")),
-                    fmt_ratio(r.get("ratio_to_petsc"))))
+                    fmt_ratio(r.get("ratio_to_petsc")), fmt_ratio(r.get("ratio_to_ghex"))))
             print("| `%s` | %s |" % (spec, " | ".join(cells)))
         print()
         met = right = 0

@@ -23,6 +23,11 @@ static __thread long hs_idle;
 
 static void hs_idle_init(void) {
   hs_real_progress = (hs_progress_fn)dlsym(RTLD_NEXT, "ucp_worker_progress");
+  if (!hs_real_progress) {
+    /* UCX loaded in a local scope (MPI under Python's dlopen): ask the library itself. */
+    void *ucp = dlopen("libucp.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (ucp) hs_real_progress = (hs_progress_fn)dlsym(ucp, "ucp_worker_progress");
+  }
   const char *e = getenv("HS_IDLE_YIELD_SPINS");
   long s = e ? strtol(e, NULL, 10) : 16;
   __atomic_store_n(&hs_spins, s < 0 ? 0 : s, __ATOMIC_RELEASE);

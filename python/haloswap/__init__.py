@@ -23,7 +23,6 @@ from ._plan import DTYPES, Field, Plan
 from ._transports import Option, TransportInfo, transport_names, transports
 
 __version__ = "%d.%d.0" % _core.VERSION
-MAX_DEPTH: int = _core.MAX_DEPTH
 MAX_FIELDS: int = _core.MAX_FIELDS
 #: The MPI library this package was built against ("openmpi" or "mpich").
 MPI_FLAVOUR: str = _core.MPI_FLAVOUR
@@ -50,4 +49,4 @@ def transport_options(name: str) -> str:
 
 __all__ = ["Decomposition", "Plan", "Field", "DTYPES", "transports", "transport_names",
            "transport_options", "TransportInfo", "Option", "Error", "error_class",
-           "MAX_DEPTH", "MAX_FIELDS", "MPI_FLAVOUR"] + list(_errors.__all__)
+           "MAX_FIELDS", "MPI_FLAVOUR"] + list(_errors.__all__)

@@ -22,7 +22,6 @@ cdef extern from "haloswap.h" nogil:
     enum:
         HS_OK
         HS_MAX_DIMS
-        HS_MAX_DEPTH
         HS_MAX_FIELDS
         HS_VERSION_MAJOR
         HS_VERSION_MINOR
@@ -135,7 +134,6 @@ cdef extern from "haloswap.h" nogil:
     size_t hs_type_size(hs_type t)
 
 MAX_DIMS = HS_MAX_DIMS
-MAX_DEPTH = HS_MAX_DEPTH
 MAX_FIELDS = HS_MAX_FIELDS
 VERSION = (HS_VERSION_MAJOR, HS_VERSION_MINOR)
 

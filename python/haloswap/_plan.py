@@ -292,7 +292,8 @@ class Plan(Collective):
         (they cannot be resized while it lives).
     depth : int, or per axis an int or (lo, hi)
         Cells to swap. An int applies to every axis that has a neighbour (split over ranks
-        or periodic); give a tuple to choose per axis. At most 4 (``haloswap.MAX_DEPTH``).
+        or periodic); give a tuple to choose per axis. At most each rank's own extent
+        on that axis (checked collectively).
     halo : int, or per axis an int or (lo, hi), optional
         Allocated halo of plain arrays (default: inferred from each array's shape).
     stencil : "box" or "star"

@@ -74,7 +74,9 @@ for line in out.stdout.splitlines():
 
 # design.md: the files and internal symbols it names exist.
 tree = ""
-for path in glob.glob(os.path.join(src, "src/**/*.[ch]"), recursive=True):
+for path in glob.glob(os.path.join(src, "src/**/*.[ch]"), recursive=True) + \
+        glob.glob(os.path.join(src, "src/**/*.cmake"), recursive=True) + \
+        [os.path.join(src, "CMakeLists.txt")]:
     tree += open(path, encoding="utf-8").read()
 for path in set(re.findall(r"\b((?:src|include|tests|tools|docs|fortran)/[\w./-]+\w)", design)):
     checked += 1

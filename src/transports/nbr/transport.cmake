@@ -1,6 +1,7 @@
 if(HS_SMPI)
   # SimGrid SMPI 3.32 aborts in MPI_Dist_graph_create_adjacent ("Not yet implemented").
-  message(STATUS "haloswap: nbr not built under SMPI (no MPI_Dist_graph_create_adjacent)")
-  return()
+  hs_unbuilt_transport(HS_TRANSPORT_NBR nbr
+    "not built under SimGrid SMPI, which has no MPI_Dist_graph_create_adjacent")
+else()
+  hs_add_transport(hs__transport_nbr nbr nbr.c)
 endif()
-hs_add_transport(hs__transport_nbr nbr.c)

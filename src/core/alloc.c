@@ -56,10 +56,7 @@ static void unshare(hs_shalloc *e) {
 
 /* Try a shared window; returns 1 on success (e filled), 0 if this rank could not. */
 static int try_shared(hs_decomp d, size_t bytes, hs_shalloc *e) {
-  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &e->node) !=
-      MPI_SUCCESS)
-    return 0;
-  MPI_Comm_set_errhandler(e->node, MPI_ERRORS_RETURN);
+  if (hs__node_comm(d->comm, 0, &e->node) != HS_OK) return 0;
   MPI_Info info;
   MPI_Info_create(&info);
   /* Each rank's segment page-aligned and placed near that rank (first touch). */

@@ -171,7 +171,8 @@ static int place_on_nodes(MPI_Comm comm, const hs_decomp_desc *desc, const int p
     nmin = nmax = n;
   } else {
     MPI_Comm shared, leaders;
-    HS_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+    int rc = hs__node_comm(comm, 0, &shared);
+    if (rc != HS_OK) return rc;
     MPI_Comm_rank(shared, &lrank);
     MPI_Comm_size(shared, &n);
     /* Node index: rank of the node's first rank among all first ranks. */

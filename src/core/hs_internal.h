@@ -399,6 +399,8 @@ int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done)
 /* Block until every receive is in the halos and every send buffer is free. */
 int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
 void hs__twosided_free(hs_plan p, hs_twosided *e);
+/* Its options (dtype, persistent; p2p's), and so the defaults of every two-sided part. */
+extern const hs_option_spec hs__twosided_options[];
 
 /* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
@@ -462,6 +464,8 @@ int hs__transport_unbuilt_error(const char *who, const char *name, const char *w
 int hs__options_add(hs_plan p, const char *list, const char *origin);
 /* Check every given option against p->ops->options and fill p->config (defaults first). */
 int hs__options_resolve(hs_plan p);
+/* Write the defaults of an option table into cfg (the struct its offsets point into). */
+int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg);
 /* True if the user gave a value for key (rather than the default). */
 bool hs__option_given(const hs_plan p, const char *key);
 /* True if key is an option of the core (accepted by every transport). */
@@ -585,6 +589,95 @@ void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
  * norder, nsweep -1: absent. Local. */
 int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
                 const int *offsets, int nsweep, const int *axes);
+
+/* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
+ * memory share (shm, cma). The transport's state (p->impl, from hs__impl_new) begins with an
+ * hs_node; its ops use hs__node_start / _complete / _reverse_start / _reverse_complete /
+ * _destroy, and its setup calls hs__node_setup with the hs_node_ops below. */
+/* The node communicator of comm: MPI_COMM_TYPE_SHARED, split into virtual nodes of node_size
+ * consecutive ranks if node_size > 0. Collective; the one node split of the library. */
+int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node);
+typedef struct {
+  int peer;               /* index in p->peers */
+  int nrank;              /* rank in the node communicator */
+  char *seg;              /* its segment, mapped here (its control block first) */
+  char *pub;              /* its published area in that segment */
+  size_t my_box, its_box; /* with boxes: offsets of my box for it (mine) and its for me (its) */
+  hs_section *ssec;       /* its send sections for me: where my halo is in its fields (nrecv) */
+  hs_section *rsec;       /* its receive sections from me: its halo boxes of my points (nsend) */
+  int pending;            /* complete: its data not read yet */
+} hs_node_edge;
+struct hs_node;
+typedef struct {
+  /* After the section exchange: the transport's per-edge state and the setup part of its
+   * published area (n->pub). Local; the engine agrees on the result. */
+  int (*setup)(hs_plan p, struct hs_node *n);
+  /* Optional. After every control block is visible: read the neighbours' published setup.
+   * Local. */
+  int (*connect)(hs_plan p, struct hs_node *n);
+  /* Publish operation n->seq: the forward's interior strips (reverse = 0) or the reverse's
+   * halo boxes (1), in n->pub or the boxes; returns the mode word readers see. */
+  uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
+  /* Forward: fill my halo from edge e, which has posted this operation. */
+  int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
+  /* The reverse's source (hs_pull.source; ctx is the hs_node). */
+  int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
+  /* Optional: free the transport's per-edge state (also after a partial setup). */
+  void (*free)(hs_plan p, struct hs_node *n);
+  /* Optional: appended to the engine's part of hs_plan_describe. */
+  void (*describe)(hs_plan p, struct hs_node *n, char *buf, size_t len);
+} hs_node_ops;
+typedef struct {
+  int node_size;       /* virtual nodes of this many ranks; 0: the physical node */
+  int barrier;         /* two node-wide barriers per swap instead of the counters */
+  int noncontig;       /* alloc_shared_noncontig for the window */
+  int boxes;           /* a box per on-node peer in my segment (max of send and receive bytes) */
+  int hooks_by_message; /* a plan with pack/unpack hooks sends every peer by message */
+  size_t pub_bytes;    /* the transport's published area in the control block */
+} hs_node_config;
+typedef struct hs_node {
+  const hs_node_ops *ops;
+  MPI_Comm node;
+  int nrank, nsize;
+  MPI_Win win;
+  int locked, barrier;
+  char *seg;           /* my segment */
+  char *pub;           /* my published area */
+  size_t seg_bytes;
+  int nedges;
+  hs_node_edge *edges; /* the on-node peers */
+  int nremote;
+  int *remote_peers;   /* the others: peer indices, by message */
+  hs_twosided *remote;
+  uint64_t seq;        /* operations so far, forward and reverse */
+  hs_pull_edge *pedge;
+  hs_pull pull;
+  struct hs_reverse *rev; /* built on first use */
+} hs_node;
+int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c);
+int hs__node_start(hs_plan p, void *const *arrays);
+int hs__node_complete(hs_plan p, void *const *arrays);
+int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+void hs__node_destroy(hs_plan p);
+void hs__node_describe(hs_plan p, char *buf, size_t len);
+/* An on-node transport's ops table: the engine's operations around the transport's setup. */
+#define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
+  const hs_transport_ops sym = {.name = name_,                                               \
+                                .id = id_,                                                   \
+                                .summary = summary_,                                         \
+                                .options = options_,                                         \
+                                .config_size = sizeof(config_type),                          \
+                                .setup = setup_,                                             \
+                                .start = hs__node_start,                                     \
+                                .complete = hs__node_complete,                               \
+                                .destroy = hs__node_destroy,                                 \
+                                .describe = hs__node_describe,                               \
+                                .reverse_start = hs__node_reverse_start,                     \
+                                .reverse_complete = hs__node_reverse_complete,               \
+                                __VA_ARGS__}
+/* The mode word of the operation edge e has posted. */
+uint32_t hs__node_mode(const hs_node_edge *e);
 
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */

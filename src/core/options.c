@@ -184,6 +184,14 @@ int hs__options_resolve(hs_plan p) {
   return HS_OK;
 }
 
+int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg) {
+  for (int k = 0; table && table[k].key; k++) {
+    int rc = parse_value(p, &table[k], table[k].def, cfg);
+    if (rc != HS_OK) return rc;
+  }
+  return HS_OK;
+}
+
 bool hs__option_given(const hs_plan p, const char *key) {
   int idx;
   if (table_find(core_options, key, &idx)) return p->core_given >> idx & 1u;

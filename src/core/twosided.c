@@ -31,6 +31,16 @@
 
 static const int mode_of_config[4] = {0, SEND_DT | RECV_DT, RECV_DT, SEND_DT};
 
+/* Indices are the dtype values above. */
+static const char *const dtype_vals[] = {"0", "1", "recv", "send", "auto", NULL};
+const hs_option_spec hs__twosided_options[] = {
+    HS_OPTION_CHOICE("dtype", "auto", dtype_vals, hs_twosided_config, dtype,
+     "derived datatypes on both sides (1), packing (0), datatypes to receive only (recv) or "
+     "to send only (send), or the faster of 1 and 0 over the first 18 swaps (auto)"),
+    HS_OPTION_BOOL("persistent", "0", hs_twosided_config, persistent,
+     "persistent requests for the registered arrays"),
+    HS_OPTIONS_END};
+
 struct hs_twosided {
   hs_twosided_config c;
   int mode;                   /* SEND_DT | RECV_DT bits of the swap in progress */

@@ -8,7 +8,7 @@ if(HS_SMPI)
   hs_unbuilt_transport(HS_TRANSPORT_CMA cma
     "not built under SimGrid SMPI: its ranks cannot spin-wait on shared memory, and it has no MPI_Win_sync")
 elseif(HS_HAVE_PROCESS_VM_READV)
-  hs_add_transport(hs__transport_cma cma cma.c)
+  hs_add_transport(hs__transport_cma cma cma.c query.c)
 else()
   hs_unbuilt_transport(HS_TRANSPORT_CMA cma
     "needs Linux cross-memory attach (process_vm_readv), not found on this system")

@@ -591,9 +591,9 @@ int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int n
                 const int *offsets, int nsweep, const int *axes);
 
 /* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
- * memory share (shm, cma). The transport's state (p->impl, from hs__impl_new) begins with an
- * hs_node; its ops use hs__node_start / _complete / _reverse_start / _reverse_complete /
- * _destroy, and its setup calls hs__node_setup with the hs_node_ops below. */
+ * memory share (shm, cma). The transport's state (p->impl) begins with an hs_node; its setup
+ * calls hs__node_setup with the hs_node_ops below, and HS_DEFINE_NODE_TRANSPORT gives it the
+ * engine's start, complete, reverse, destroy and describe. */
 /* The node communicator of comm: MPI_COMM_TYPE_SHARED, split into virtual nodes of node_size
  * consecutive ranks if node_size > 0. Collective; the one node split of the library. */
 int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node);
@@ -623,7 +623,7 @@ typedef struct {
   /* The reverse's source (hs_pull.source; ctx is the hs_node). */
   int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
   /* Optional: free the transport's per-edge state (also after a partial setup). */
-  void (*free)(hs_plan p, struct hs_node *n);
+  void (*release)(hs_plan p, struct hs_node *n);
   /* Optional: appended to the engine's part of hs_plan_describe. */
   void (*describe)(hs_plan p, struct hs_node *n, char *buf, size_t len);
 } hs_node_ops;
@@ -654,7 +654,8 @@ typedef struct hs_node {
   hs_pull pull;
   struct hs_reverse *rev; /* built on first use */
 } hs_node;
-int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c);
+/* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */
+int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes);
 int hs__node_start(hs_plan p, void *const *arrays);
 int hs__node_complete(hs_plan p, void *const *arrays);
 int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays);

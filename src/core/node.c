@@ -194,8 +194,9 @@ static int exchange(hs_plan p, hs_node *n) {
   return hs__agree(p->comm, rc);
 }
 
-int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c) {
-  hs_node *n = p->impl;
+int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes) {
+  hs_node *n = hs__impl_new(p, bytes);
+  if (!n) return HS_ERR_NOMEM;
   n->ops = ops;
   n->node = MPI_COMM_NULL;
   n->win = MPI_WIN_NULL;
@@ -341,7 +342,7 @@ int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
 void hs__node_destroy(hs_plan p) {
   hs_node *n = p->impl;
   if (!n) return;
-  if (n->ops && n->ops->free) n->ops->free(p, n);
+  if (n->ops && n->ops->release) n->ops->release(p, n);
   hs__twosided_free(p, n->remote);
   hs__reverse_destroy(p, n->rev);
   hs__free(p, n->pedge);

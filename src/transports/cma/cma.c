@@ -68,7 +68,6 @@ typedef struct {
 
 typedef struct {
   hs_node node;    /* first: the engine's state */
-  int iov;
   cma_edge *x;     /* per on-node edge */
   uint64_t *mine;  /* nfields: my fields' addresses for this swap */
 } cma_t;
@@ -180,8 +179,9 @@ static const uint64_t *its_fields(hs_plan p, const hs_node_edge *e, int *reg) {
  * process_vm_readv per `iov` of them. */
 static int copy_in(hs_plan p, cma_t *t, int i, const struct iovec *lv, const struct iovec *rv,
                    int n) {
-  for (int k = 0; k < n; k += t->iov) {
-    int m = n - k < t->iov ? n - k : t->iov;
+  const int iov = ((cma_config *)p->config)->iov;
+  for (int k = 0; k < n; k += iov) {
+    int m = n - k < iov ? n - k : iov;
     size_t c = 0;
     for (int j = k; j < k + m; j++) c += rv[j].iov_len;
     pid_t pid = (pid_t)((const cma_pub *)t->node.edges[i].pub)->pid;
@@ -257,20 +257,16 @@ static void cma_describe(hs_plan p, hs_node *n, char *buf, size_t len) {
   int runs = 0;
   for (int i = 0; ((cma_t *)n)->x && i < n->nedges; i++) runs += ((cma_t *)n)->x[i].remote.n;
   hs__appendf(buf, len, &k, " (read with process_vm_readv: %d remote runs, at most %d iovecs "
-              "per call)", runs, ((cma_t *)n)->iov);
+              "per call)", runs, ((cma_config *)p->config)->iov);
 }
 
 static const hs_node_ops cma_node_ops = {cma_edges, NULL,     cma_post,    cma_read,
                                          cma_source, cma_free, cma_describe};
 
 static int cma_setup(hs_plan p) {
-  const cma_config *c = p->config;
-  cma_t *t = hs__impl_new(p, sizeof *t);
-  if (!t) return HS_ERR_NOMEM;
-  t->iov = c->iov;
-  hs_node_config nc = {c->node_size, 0, 0, 0, 1,
+  hs_node_config nc = {((cma_config *)p->config)->node_size, 0, 0, 0, 1,
                        sizeof(cma_pub) + 2 * (size_t)p->nfields * sizeof(uint64_t)};
-  return hs__node_setup(p, &cma_node_ops, &nc);
+  return hs__node_setup(p, &cma_node_ops, &nc, sizeof(cma_t));
 }
 
 HS_DEFINE_NODE_TRANSPORT(hs__transport_cma, cma_setup, "cma", HS_TRANSPORT_CMA,

@@ -3,12 +3,9 @@ include(CheckSymbolExists)
 set(CMAKE_REQUIRED_DEFINITIONS -D_GNU_SOURCE)
 check_symbol_exists(process_vm_readv "sys/uio.h" HS_HAVE_PROCESS_VM_READV)
 unset(CMAKE_REQUIRED_DEFINITIONS)
-if(HS_SMPI)
-  # As shm: the on-node engine spin-waits on shared counters (src/transports/shm/transport.cmake).
-  hs_unbuilt_transport(HS_TRANSPORT_CMA cma
-    "not built under SimGrid SMPI: its ranks cannot spin-wait on shared memory, and it has no MPI_Win_sync")
-elseif(HS_HAVE_PROCESS_VM_READV)
-  hs_add_transport(hs__transport_cma cma cma.c query.c)
+if(HS_HAVE_PROCESS_VM_READV)
+  hs_add_transport(hs__transport_cma cma cma.c query.c ID HS_TRANSPORT_CMA
+    SMPI_UNBUILT "${HS_NODE_ENGINE_SMPI}")
 else()
   hs_unbuilt_transport(HS_TRANSPORT_CMA cma
     "needs Linux cross-memory attach (process_vm_readv), not found on this system")

@@ -53,7 +53,6 @@ static const hs_option_spec shm_options[] = {
 
 typedef struct {
   hs_node node; /* first: the engine's state */
-  int direct_ok;
   shm_edge *x;  /* per on-node edge */
 } shm_t;
 
@@ -92,7 +91,7 @@ static int shm_edges(hs_plan p, hs_node *n) {
     t->x[i].cfield = hs__malloc(p, (size_t)(p->nfields + 1) * sizeof(char *));
     if (!t->x[i].cfield) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
   }
-  mine->reg_direct = (uint32_t)(t->direct_ok && locate_fields(p, NULL, mine->loc));
+  mine->reg_direct = (uint32_t)(((shm_config *)p->config)->direct && locate_fields(p, NULL, mine->loc));
   return HS_OK;
 }
 
@@ -113,11 +112,11 @@ static int shm_connect(hs_plan p, hs_node *n) {
 
 /* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. */
 static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  shm_t *t = (shm_t *)n;
   shm_pub *mine = (shm_pub *)n->pub;
   bool registered = hs__arrays_registered(p, arrays);
   if (registered && mine->reg_direct) return MODE_DIRECT_REG;
-  if (!registered && t->direct_ok && locate_fields(p, arrays, mine->loc + p->nfields))
+  if (!registered && ((shm_config *)p->config)->direct &&
+      locate_fields(p, arrays, mine->loc + p->nfields))
     return MODE_DIRECT_SWAP;
   for (int i = 0; i < n->nedges; i++) {
     const hs_peer *pe = &p->peers[n->edges[i].peer];
@@ -191,12 +190,9 @@ static const hs_node_ops shm_node_ops = {shm_edges, shm_connect, shm_post, shm_r
 
 static int shm_setup(hs_plan p) {
   const shm_config *c = p->config;
-  shm_t *t = hs__impl_new(p, sizeof *t);
-  if (!t) return HS_ERR_NOMEM;
-  t->direct_ok = c->direct;
   hs_node_config nc = {c->node_size, c->sync_barrier, c->noncontig, 1, 0,
                        sizeof(shm_pub) + 2 * (size_t)p->nfields * sizeof(shm_loc)};
-  return hs__node_setup(p, &shm_node_ops, &nc);
+  return hs__node_setup(p, &shm_node_ops, &nc, sizeof(shm_t));
 }
 
 HS_DEFINE_NODE_TRANSPORT(hs__transport_shm, shm_setup, "shm", HS_TRANSPORT_SHM,

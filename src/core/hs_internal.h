@@ -564,6 +564,7 @@ typedef struct {
 } hs_pull_src;
 typedef struct {
   MPI_Win win;                    /* MPI_Win_sync around the counters (in a passive epoch) */
+  int any_order;                  /* source reads sections where they lie, in any order */
   int nedges;
   const hs_pull_edge *edges;
   void *ctx;
@@ -633,6 +634,7 @@ typedef struct {
   int noncontig;       /* alloc_shared_noncontig for the window */
   int boxes;           /* a box per on-node peer in my segment (max of send and receive bytes) */
   int hooks_by_message; /* a plan with pack/unpack hooks sends every peer by message */
+  int pull_any_order;  /* the reverse's source reads sections where they lie (hs_pull) */
   size_t pub_bytes;    /* the transport's published area in the control block */
 } hs_node_config;
 typedef struct hs_node {

@@ -227,7 +227,8 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
     n->pedge[i] = (hs_pull_edge){e->peer, &ctl_of(e->seg)->posted, consumed_of(n->seg, e->nrank),
                                  consumed_of(e->seg, n->nrank)};
   }
-  n->pull = (hs_pull){n->win, n->nedges, n->pedge, n, ops->source};
+  n->pull = (hs_pull){.win = n->win, .any_order = c->pull_any_order, .nedges = n->nedges,
+                      .edges = n->pedge, .ctx = n, .source = ops->source};
   return rc;
 }
 

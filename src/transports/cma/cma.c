@@ -264,7 +264,7 @@ static const hs_node_ops cma_node_ops = {cma_edges, NULL,     cma_post,    cma_r
                                          cma_source, cma_free, cma_describe};
 
 static int cma_setup(hs_plan p) {
-  hs_node_config nc = {((cma_config *)p->config)->node_size, 0, 0, 0, 1,
+  hs_node_config nc = {((cma_config *)p->config)->node_size, 0, 0, 0, 1, 0,
                        sizeof(cma_pub) + 2 * (size_t)p->nfields * sizeof(uint64_t)};
   return hs__node_setup(p, &cma_node_ops, &nc, sizeof(cma_t));
 }

@@ -190,7 +190,7 @@ static const hs_node_ops shm_node_ops = {shm_edges, shm_connect, shm_post, shm_r
 
 static int shm_setup(hs_plan p) {
   const shm_config *c = p->config;
-  hs_node_config nc = {c->node_size, c->sync_barrier, c->noncontig, 1, 0,
+  hs_node_config nc = {c->node_size, c->sync_barrier, c->noncontig, 1, 0, 1,
                        sizeof(shm_pub) + 2 * (size_t)p->nfields * sizeof(shm_loc)};
   return hs__node_setup(p, &shm_node_ops, &nc, sizeof(shm_t));
 }

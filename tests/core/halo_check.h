@@ -12,6 +12,19 @@
 
 #define SENTINEL (-1)
 
+/* CHECK(cond, format, ...): if cond is false, print this rank, the place and the message, and
+ * count it in test_failures. The program sets test_rank. */
+__attribute__((unused)) static int test_rank, test_failures;
+#define CHECK(cond, ...)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "[rank %d] %s:%d: FAIL: ", test_rank, __FILE__, __LINE__);    \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fprintf(stderr, "\n");                                                        \
+      test_failures++;                                                              \
+    }                                                                               \
+  } while (0)
+
 typedef struct {
   hs_type type;
   hs_layout layout;
@@ -102,6 +115,33 @@ static inline void tfield_box_copy(const tfield *tf, void *data, const hs_region
         else
           memcpy(cell, b, e);
       }
+}
+
+/* Policy-hook fields whose data lives in an array the core does not see: the hooks copy whole
+ * boxes, z fastest (tfield_box_copy). */
+typedef struct {
+  const tfield *tf;
+  void *data;
+} tfield_hook;
+__attribute__((unused)) static void tfield_hook_pack(void *ctx, const hs_region *r, void *buf) {
+  tfield_hook *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, buf, 1);
+}
+__attribute__((unused)) static void tfield_hook_unpack(void *ctx, const hs_region *r,
+                                                   const void *buf) {
+  tfield_hook *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
+}
+
+/* A plan description: depth per axis (NULL: the default), stencil, fields, transport spec. */
+static inline void test_plan_desc(hs_plan_desc *pd, const int depth[3], hs_stencil stencil,
+                                  int nfields, hs_field *fields, const char *spec) {
+  hs_plan_desc_init(pd);
+  for (int a = 0; depth && a < 3; a++) pd->depth[a] = depth[a];
+  pd->stencil = stencil;
+  pd->nfields = nfields;
+  pd->fields = fields;
+  pd->transport_name = spec;
 }
 
 /* Geometry a checker needs: the decomposition and what the plan swaps. */

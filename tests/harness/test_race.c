@@ -178,12 +178,7 @@ static long run(const geometry *gm, const char *spec, const options *o) {
     }
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  for (int a = 0; a < 3; a++) pd.depth[a] = gm->depth[a];
-  pd.stencil = gm->stencil;
-  pd.nfields = NFIELDS;
-  pd.fields = fields;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, gm->depth, gm->stencil, NFIELDS, fields, spec);
   tgeom g;
   tgeom_from(&g, d, &pd);
   for (int f = 0; f < NFIELDS; f++) tfield_fill(&tf[f], data[f], &g, f, 0, 1);
@@ -252,10 +247,7 @@ static int expect_unavailable(const char *spec) {
   hs_field f = hs_field_array(HS_FLOAT64, x, HS_LAYOUT_ZFAST, 1);
   f.halo[2] = 0;
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = &f;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 1, &f, spec);
   hs_plan p = NULL;
   int rc = hs_plan_create(d, &pd, &p);
   char name[64];

@@ -149,12 +149,7 @@ static long run(const config *c, const char *spec, int nswaps) {
     for (int a = 0; a < 3; a++) fields[f].halo[a] = tf[f].halo[a];
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  for (int a = 0; a < 3; a++) pd.depth[a] = c->depth[a];
-  pd.stencil = c->stencil;
-  pd.nfields = nf;
-  pd.fields = fields;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, c->depth, c->stencil, nf, fields, spec);
   tgeom g;
   tgeom_from(&g, d, &pd);
   for (int f = 0; f < nf; f++) {

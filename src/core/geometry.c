@@ -478,13 +478,6 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
   return HS_OK;
 }
 
-int hs__global_index(const hs_plan p, int axis, int i) {
-  const hs_decomp d = p->decomp;
-  int g = d->offset[axis] + i;
-  if (d->periodic[axis]) g = ((g % d->global[axis]) + d->global[axis]) % d->global[axis];
-  return g;
-}
-
 int hs__field_global_index(const hs_plan p, int f, int axis, int i) {
   const hs_fieldinfo *fi = &p->fields[f];
   int g = fi->gofs[axis] + i, n = fi->gext[axis];

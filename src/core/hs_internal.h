@@ -459,6 +459,9 @@ const char *hs__transport_unbuilt(const char *name);
 int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
 
 /* ---- options (src/core/options.c) */
+/* Length of the next item of a list whose items are separated by any of seps; separators
+ * inside [...] do not count. The one list splitter (options, auto's candidates). */
+size_t hs__list_item(const char *s, const char *seps);
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
  * option list; later values of a key replace earlier ones. */
 int hs__options_add(hs_plan p, const char *list, const char *origin);
@@ -474,15 +477,14 @@ bool hs__core_option(const char *key);
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- plans (src/core/plan.c) */
-enum {
-  HS_CREATE_NESTED = 1u << 0 /* a plan a transport makes for itself (candidates of a measuring transport):
-                                HALOSWAP_OPTIONS was meant for the outer plan, not applied */
-};
-int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out);
-/* A stage of a staged exchange: a nested plan whose geometry holds the faces of `axis` only,
- * its sections widened on the axes in `wide` to include their halos (src/core/staged.c). */
-int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
-                          hs_plan *out);
+/* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):
+ * p's geometry (depths, stencil, the fields as the caller described them, and unless it is a
+ * stage the one-way direction and the combine order), transport `spec` with the options it
+ * carries, or (spec NULL) p's transport with p's options as parsed, less the core's.
+ * $HALOSWAP_OPTIONS, meant for the outer plan, is not applied again. stage_axis: a stage of a
+ * staged exchange, axis + 1, whose geometry holds the faces of that axis only, its sections
+ * widened on the axes in `wide` (src/core/staged.c); 0: not a stage. Collective. */
+int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out);
 
 /* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
  * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
@@ -524,8 +526,6 @@ int hs__build_geometry(hs_plan p);
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
-/* Global coordinate of local index i on axis a (wrapped on periodic axes). */
-int hs__global_index(const hs_plan p, int axis, int i);
 
 /* ---- analytic halo check (src/core/oracle.c): how a measuring transport validates a candidate */
 /* Fill every field with a value computed from its global coordinates (halos: a sentinel),

@@ -8,14 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the next item of a comma-separated list; commas inside [...] do not count. */
-static size_t item_len(const char *s) {
+size_t hs__list_item(const char *s, const char *seps) {
   int depth = 0;
   size_t n = 0;
   for (; s[n]; n++) {
     if (s[n] == '[') depth++;
     else if (s[n] == ']' && depth > 0) depth--;
-    else if (s[n] == ',' && depth == 0) break;
+    else if (depth == 0 && strchr(seps, s[n])) break;
   }
   return n;
 }
@@ -24,7 +23,7 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
   if (!list) return HS_OK;
   const char *s = list;
   while (*s) {
-    size_t n = item_len(s);
+    size_t n = hs__list_item(s, ",");
     if (n > 0) {
       const char *eq = memchr(s, '=', n);
       if (!eq || eq == s)

@@ -95,8 +95,14 @@ static void copy_order(hs_plan p, const hs_plan_desc *desc) {
   }
 }
 
+enum {
+  HS_CREATE_NESTED = 1u << 0 /* a plan the library makes for itself (hs__plan_nest):
+                                HALOSWAP_OPTIONS was meant for the outer plan, not applied */
+};
+
 /* ------------------------------------------------------------------ transport choice */
-static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags) {
+static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags,
+                             const hs_plan parent) {
   const char *spec = desc->transport_name;
   if (!spec) {
     const char *why = NULL;
@@ -126,6 +132,9 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
                      p->transport_name, list);
   }
   int rc = HS_OK;
+  /* A plan nested in one of the same transport takes its options as parsed, less the core's. */
+  for (int i = 0; parent && i < parent->noptions; i++)
+    if (!hs__core_option(parent->options[i].key)) p->options[p->noptions++] = parent->options[i];
   if (!(flags & HS_CREATE_NESTED))
     rc = hs__options_add(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
   if (rc == HS_OK && colon) rc = hs__options_add(p, colon + 1, "the transport name");
@@ -169,9 +178,10 @@ static void destroy(hs_plan p) {
   if (!p->staged && p->ops->destroy) p->ops->destroy(p);
 }
 
-/* stage_axis, wide: a stage of a staged exchange (hs__plan_create_stage); 0 otherwise. */
+/* stage_axis, wide: a stage of a staged exchange (hs__plan_nest); 0 otherwise. parent: the
+ * plan whose parsed options this one takes (hs__plan_nest), or NULL. */
 static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, int stage_axis,
-                       unsigned wide, hs_plan *out) {
+                       unsigned wide, const hs_plan parent, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -211,7 +221,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
   rc = hs__copy_fields(p, desc);
   if (rc == HS_OK) rc = hs__check_sweep(p);
-  if (rc == HS_OK) rc = resolve_transport(p, desc, flags);
+  if (rc == HS_OK) rc = resolve_transport(p, desc, flags, parent);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
@@ -252,17 +262,28 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   return HS_OK;
 }
 
-int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out) {
-  return plan_create(d, desc, flags, 0, 0u, out);
-}
-
-int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
-                          hs_plan *out) {
-  return plan_create(d, desc, HS_CREATE_NESTED, axis + 1, wide, out);
+int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out) {
+  hs_plan_desc d;
+  hs_plan_desc_init(&d);
+  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
+  d.stencil = p->stencil;
+  d.nfields = p->nfields;
+  d.fields = p->user_fields;
+  d.transport_name = spec ? spec : p->transport_name;
+  if (!stage_axis) { /* a stage's geometry is its own; the combine order is the plan's */
+    d.oneway = p->oneway;
+    d.oneway_axis = p->oneway_axis;
+    d.order = p->order;
+    d.norder = p->norder;
+    d.order_offsets = &p->order_offsets[0][0];
+    d.nsweep = p->nsweep;
+    memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
+  }
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage_axis, wide, spec ? NULL : p, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
-  return hs__plan_create_ex(d, desc, 0, out);
+  return plan_create(d, desc, 0, 0, 0u, NULL, out);
 }
 
 int hs_plan_free(hs_plan *pp) {

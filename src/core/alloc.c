@@ -5,7 +5,7 @@
  * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. The core option remap=1
  * (src/core/remap.c) records the caller's own arrays, made node-shared, in the same table
  * (hs__shared_add); hs_free never frees those. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Cartesian decomposition of a 2D or 3D global grid (MONC's block rule for uneven splits). */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

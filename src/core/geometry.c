@@ -1,7 +1,7 @@
 /* Plan geometry: the fields' resolved strides, the offsets a swap serves, the peers, and
  * every message section as a copy program. Sections are ordered by the sender's offset,
  * then field, so both sides of a message agree without exchanging anything. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Memory a plan's transport holds, counted for hs_plan_get_stats. Each block carries its
  * size in a header, so freeing needs no bookkeeping by the caller. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stdlib.h>
 

@@ -15,7 +15,7 @@
  * consumed. The reverse runs the same counters with the roles swapped through the core's pull
  * (hs_pull, src/core/reverse.c). Option sync=barrier (shm) replaces the counters by two
  * node-wide barriers per swap, for comparison, and keeps the core's two-sided reverse. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -33,6 +33,21 @@ typedef struct {
   char pad1[LINE - sizeof(uint32_t)];
   /* followed by: consumed[nsize] (one line each), the transport's published area */
 } node_ctl;
+
+/* The engine's own state; the transport sees the hs_node head. */
+struct hs_node_core {
+  const hs_node_ops *ops;
+  MPI_Comm node;
+  int nrank, nsize;
+  MPI_Win win;
+  int locked, barrier;
+  size_t seg_bytes;
+  int *remote_peers;      /* the off-node peers (indices), by message */
+  hs_twosided *remote;
+  hs_pull_edge *pedge;
+  hs_pull pull;
+  struct hs_reverse *rev; /* built on first use */
+};
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 static node_ctl *ctl_of(char *seg) { return (node_ctl *)seg; }
@@ -65,22 +80,22 @@ uint32_t hs__node_mode(const hs_node_edge *e) { return ctl_of(e->seg)->mode; }
 /* ------------------------------------------------------------------ setup */
 /* The node communicator; peers split into on-node edges and off-node peers. */
 static int partition(hs_plan p, hs_node *n, const hs_node_config *c) {
-  int rc = hs__node_comm(p->comm, c->node_size, &n->node);
+  int rc = hs__node_comm(p->comm, c->node_size, &n->core->node);
   if (rc != HS_OK) return rc;
-  MPI_Comm_rank(n->node, &n->nrank);
-  MPI_Comm_size(n->node, &n->nsize);
+  MPI_Comm_rank(n->core->node, &n->core->nrank);
+  MPI_Comm_size(n->core->node, &n->core->nsize);
   size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
   n->edges = hs__calloc(p, np * sizeof *n->edges);
-  n->remote_peers = hs__malloc(p, np * sizeof(int));
+  n->core->remote_peers = hs__malloc(p, np * sizeof(int));
   int *prank = malloc(np * sizeof(int)), *nrank = malloc(np * sizeof(int));
-  if (!n->edges || !n->remote_peers || !prank || !nrank) {
+  if (!n->edges || !n->core->remote_peers || !prank || !nrank) {
     free(prank);
     free(nrank);
     return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   }
   MPI_Group gp, gn;
   MPI_Comm_group(p->comm, &gp);
-  MPI_Comm_group(n->node, &gn);
+  MPI_Comm_group(n->core->node, &gn);
   for (int k = 0; k < p->npeers; k++) prank[k] = p->peers[k].rank;
   if (p->npeers) MPI_Group_translate_ranks(gp, p->npeers, prank, gn, nrank);
   MPI_Group_free(&gp);
@@ -89,7 +104,7 @@ static int partition(hs_plan p, hs_node *n, const hs_node_config *c) {
     /* Hooks run in the owning process only: a transport that reads another process's memory
      * sends such plans by message. */
     if (nrank[k] == MPI_UNDEFINED || (c->hooks_by_message && p->has_callbacks)) {
-      n->remote_peers[n->nremote++] = k;
+      n->core->remote_peers[n->nremote++] = k;
     } else {
       hs_node_edge *e = &n->edges[n->nedges++];
       e->peer = k;
@@ -103,41 +118,41 @@ static int partition(hs_plan p, hs_node *n, const hs_node_config *c) {
 
 /* My segment: the control block, the transport's published area, the boxes. */
 static int window(hs_plan p, hs_node *n, const hs_node_config *c) {
-  size_t cb = align_up(sizeof(node_ctl) + (size_t)n->nsize * LINE + c->pub_bytes, LINE), off = cb;
+  size_t cb = align_up(sizeof(node_ctl) + (size_t)n->core->nsize * LINE + c->pub_bytes, LINE), off = cb;
   for (int i = 0; c->boxes && i < n->nedges; i++) {
     const hs_peer *pe = &p->peers[n->edges[i].peer];
     n->edges[i].my_box = off; /* forward: my strips for it; reverse: my halo boxes from it */
     off = align_up(off + (pe->send_bytes > pe->recv_bytes ? pe->send_bytes : pe->recv_bytes), LINE);
   }
-  n->seg_bytes = off;
+  n->core->seg_bytes = off;
   MPI_Info info;
   MPI_Info_create(&info);
   if (c->noncontig) MPI_Info_set(info, "alloc_shared_noncontig", "true");
   void *base = NULL;
-  int mrc = MPI_Win_allocate_shared((MPI_Aint)n->seg_bytes, 1, info, n->node, &base, &n->win);
+  int mrc = MPI_Win_allocate_shared((MPI_Aint)n->core->seg_bytes, 1, info, n->core->node, &base, &n->core->win);
   MPI_Info_free(&info);
   if (mrc != MPI_SUCCESS) {
-    n->win = MPI_WIN_NULL;
+    n->core->win = MPI_WIN_NULL;
     return hs__mpi_error(mrc, "MPI_Win_allocate_shared");
   }
-  MPI_Win_set_errhandler(n->win, MPI_ERRORS_RETURN);
-  hs__account(p, (int64_t)n->seg_bytes);
+  MPI_Win_set_errhandler(n->core->win, MPI_ERRORS_RETURN);
+  hs__account(p, (int64_t)n->core->seg_bytes);
   n->seg = base;
   memset(n->seg, 0, cb);
-  n->pub = n->seg + sizeof(node_ctl) + (size_t)n->nsize * LINE;
+  n->pub = n->seg + sizeof(node_ctl) + (size_t)n->core->nsize * LINE;
   atomic_init(&ctl_of(n->seg)->posted, 0);
-  for (int j = 0; j < n->nsize; j++) atomic_init(consumed_of(n->seg, j), 0);
+  for (int j = 0; j < n->core->nsize; j++) atomic_init(consumed_of(n->seg, j), 0);
   /* One passive epoch for the life of the plan: MPI_Win_sync needs it. */
-  HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, n->win));
-  n->locked = 1;
+  HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, n->core->win));
+  n->core->locked = 1;
   for (int i = 0; i < n->nedges; i++) {
     hs_node_edge *e = &n->edges[i];
     MPI_Aint sz;
     int du;
     void *b;
-    HS_MPI(MPI_Win_shared_query(n->win, e->nrank, &sz, &du, &b));
+    HS_MPI(MPI_Win_shared_query(n->core->win, e->nrank, &sz, &du, &b));
     e->seg = b;
-    e->pub = e->seg + sizeof(node_ctl) + (size_t)n->nsize * LINE;
+    e->pub = e->seg + sizeof(node_ctl) + (size_t)n->core->nsize * LINE;
   }
   return HS_OK;
 }
@@ -196,17 +211,20 @@ static int exchange(hs_plan p, hs_node *n) {
 
 int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes) {
   hs_node *n = hs__impl_new(p, bytes);
-  if (!n) return HS_ERR_NOMEM;
-  n->ops = ops;
-  n->node = MPI_COMM_NULL;
-  n->win = MPI_WIN_NULL;
-  n->barrier = c->barrier;
-  int rc = hs__agree(p->comm, partition(p, n, c));
+  if (n) n->core = hs__calloc(p, sizeof *n->core);
+  int rc = n && n->core ? HS_OK : hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
+  rc = hs__agree(p->comm, rc); /* before any collective call */
+  if (rc != HS_OK) return rc;
+  n->core->ops = ops;
+  n->core->node = MPI_COMM_NULL;
+  n->core->win = MPI_WIN_NULL;
+  n->core->barrier = c->barrier;
+  rc = hs__agree(p->comm, partition(p, n, c));
   if (rc != HS_OK) return rc;
   hs_twosided_config remote; /* the two-sided engine's defaults (p2p's) */
   rc = hs__options_defaults(p, hs__twosided_options, &remote);
   if (rc == HS_OK)
-    rc = hs__twosided_create(p, n->remote_peers, n->nremote, &remote, &n->remote);
+    rc = hs__twosided_create(p, n->core->remote_peers, n->nremote, &remote, &n->core->remote);
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
   rc = hs__agree(p->comm, window(p, n, c));
@@ -216,19 +234,19 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
   rc = hs__agree(p->comm, ops->setup(p, n));
   if (rc != HS_OK) return rc;
   /* Make the control blocks visible to the node before anyone reads them. */
-  HS_MPI(MPI_Win_sync(n->win));
-  HS_MPI(MPI_Barrier(n->node));
-  HS_MPI(MPI_Win_sync(n->win));
+  HS_MPI(MPI_Win_sync(n->core->win));
+  HS_MPI(MPI_Barrier(n->core->node));
+  HS_MPI(MPI_Win_sync(n->core->win));
   rc = ops->connect ? ops->connect(p, n) : HS_OK;
-  n->pedge = hs__malloc(p, (size_t)(n->nedges + 1) * sizeof(hs_pull_edge));
-  if (rc == HS_OK && !n->pedge) rc = hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
+  n->core->pedge = hs__malloc(p, (size_t)(n->nedges + 1) * sizeof(hs_pull_edge));
+  if (rc == HS_OK && !n->core->pedge) rc = hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   for (int i = 0; rc == HS_OK && i < n->nedges; i++) {
     hs_node_edge *e = &n->edges[i];
-    n->pedge[i] = (hs_pull_edge){e->peer, &ctl_of(e->seg)->posted, consumed_of(n->seg, e->nrank),
-                                 consumed_of(e->seg, n->nrank)};
+    n->core->pedge[i] = (hs_pull_edge){e->peer, &ctl_of(e->seg)->posted, consumed_of(n->seg, e->nrank),
+                                 consumed_of(e->seg, n->core->nrank)};
   }
-  n->pull = (hs_pull){.win = n->win, .any_order = c->pull_any_order, .nedges = n->nedges,
-                      .edges = n->pedge, .ctx = n, .source = ops->source};
+  n->core->pull = (hs_pull){.win = n->core->win, .any_order = c->pull_any_order, .nedges = n->nedges,
+                      .edges = n->core->pedge, .ctx = n, .source = ops->source};
   return rc;
 }
 
@@ -236,16 +254,16 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
 /* Publish operation n->seq to my on-node readers. They finished the previous operation (its
  * complete waited for that), so my control block and boxes are mine to overwrite. */
 static int post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  ctl_of(n->seg)->mode = n->ops->post(p, n, arrays, reverse);
-  HS_MPI(MPI_Win_sync(n->win));
-  if (!n->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
+  ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
+  HS_MPI(MPI_Win_sync(n->core->win));
+  if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
   return HS_OK;
 }
 
 int hs__node_start(hs_plan p, void *const *arrays) {
   hs_node *n = p->impl;
   ++n->seq;
-  int rc = hs__twosided_start(p, n->remote, arrays);
+  int rc = hs__twosided_start(p, n->core->remote, arrays);
   if (rc != HS_OK) return rc;
   return n->nedges ? post(p, n, arrays, 0) : HS_OK;
 }
@@ -253,16 +271,16 @@ int hs__node_start(hs_plan p, void *const *arrays) {
 /* sync=barrier: the first barrier stands for posted, the second for consumed. */
 static int complete_barrier(hs_plan p, hs_node *n, void *const *arrays) {
   int err = HS_OK;
-  HS_MPI(MPI_Barrier(n->node));
-  HS_MPI(MPI_Win_sync(n->win));
+  HS_MPI(MPI_Barrier(n->core->node));
+  HS_MPI(MPI_Win_sync(n->core->win));
   for (int i = 0; i < n->nedges; i++) {
-    int rc = p->peers[n->edges[i].peer].nrecv ? n->ops->read(p, n, i, arrays) : HS_OK;
+    int rc = p->peers[n->edges[i].peer].nrecv ? n->core->ops->read(p, n, i, arrays) : HS_OK;
     if (rc != HS_OK && err == HS_OK) err = rc;
   }
-  int rc = hs__twosided_complete(p, n->remote, arrays);
+  int rc = hs__twosided_complete(p, n->core->remote, arrays);
   if (rc != HS_OK) return rc;
-  HS_MPI(MPI_Win_sync(n->win));
-  HS_MPI(MPI_Barrier(n->node));
+  HS_MPI(MPI_Win_sync(n->core->win));
+  HS_MPI(MPI_Barrier(n->core->node));
   return err;
 }
 
@@ -270,17 +288,17 @@ static int complete_barrier(hs_plan p, hs_node *n, void *const *arrays) {
 static int readers_done(hs_plan p, hs_node *n, uint64_t seq) {
   for (int i = 0; i < n->nedges; i++) {
     if (!p->peers[n->edges[i].peer].nsend) continue;
-    _Atomic uint64_t *c = consumed_of(n->edges[i].seg, n->nrank);
+    _Atomic uint64_t *c = consumed_of(n->edges[i].seg, n->core->nrank);
     unsigned spins = 0;
     while (atomic_load_explicit(c, memory_order_acquire) < seq) hs__relax(&spins);
   }
-  HS_MPI(MPI_Win_sync(n->win));
+  HS_MPI(MPI_Win_sync(n->core->win));
   return HS_OK;
 }
 
 int hs__node_complete(hs_plan p, void *const *arrays) {
   hs_node *n = p->impl;
-  if (n->barrier) return complete_barrier(p, n, arrays);
+  if (n->core->barrier) return complete_barrier(p, n, arrays);
   uint64_t seq = n->seq;
   int err = HS_OK, left = 0, remote_done = 0;
   for (int i = 0; i < n->nedges; i++) {
@@ -296,10 +314,10 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
       hs_node_edge *e = &n->edges[i];
       if (!e->pending) continue;
       if (atomic_load_explicit(&ctl_of(e->seg)->posted, memory_order_acquire) < seq) continue;
-      HS_MPI(MPI_Win_sync(n->win));
-      int rc = n->ops->read(p, n, i, arrays);
+      HS_MPI(MPI_Win_sync(n->core->win));
+      int rc = n->core->ops->read(p, n, i, arrays);
       if (rc != HS_OK && err == HS_OK) err = rc;
-      HS_MPI(MPI_Win_sync(n->win));
+      HS_MPI(MPI_Win_sync(n->core->win));
       /* Even after a failed read, or the neighbour would wait for ever. */
       atomic_store_explicit(consumed_of(n->seg, e->nrank), seq, memory_order_release);
       e->pending = 0;
@@ -307,7 +325,7 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
       progressed = 1;
     }
     if (!remote_done) {
-      int rc = hs__twosided_test(p, n->remote, arrays, &remote_done);
+      int rc = hs__twosided_test(p, n->core->remote, arrays, &remote_done);
       if (rc != HS_OK) return rc;
       progressed |= remote_done;
     }
@@ -316,7 +334,7 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
     else
       hs__relax(&spins);
   }
-  int rc = hs__twosided_complete(p, n->remote, arrays); /* the sends */
+  int rc = hs__twosided_complete(p, n->core->remote, arrays); /* the sends */
   if (rc != HS_OK) return rc;
   /* The caller may overwrite its interior (or I my boxes) once we return. */
   rc = readers_done(p, n, seq);
@@ -325,40 +343,45 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
 
 int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   hs_node *n = p->impl;
-  if (n->barrier) return hs__reverse_start(p, op, arrays);
-  int rc = hs__reverse_create(p, &n->pull, &n->rev);
+  if (n->core->barrier) return hs__reverse_start(p, op, arrays);
+  int rc = hs__reverse_create(p, &n->core->pull, &n->core->rev);
   if (rc != HS_OK) return rc;
   ++n->seq;
   rc = n->nedges ? post(p, n, arrays, 1) : HS_OK;
-  return rc == HS_OK ? hs__reverse_begin(p, n->rev, arrays) : rc;
+  return rc == HS_OK ? hs__reverse_begin(p, n->core->rev, arrays) : rc;
 }
 
 int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   hs_node *n = p->impl;
-  if (n->barrier) return hs__reverse_complete(p, op, arrays);
+  if (n->core->barrier) return hs__reverse_complete(p, op, arrays);
   /* It also waits for this rank's readers (hs_pull's its_consumed) before returning. */
-  return hs__reverse_finish(p, n->rev, op, arrays, n->seq);
+  return hs__reverse_finish(p, n->core->rev, op, arrays, n->seq);
 }
 
 void hs__node_destroy(hs_plan p) {
   hs_node *n = p->impl;
-  if (!n) return;
-  if (n->ops && n->ops->release) n->ops->release(p, n);
-  hs__twosided_free(p, n->remote);
-  hs__reverse_destroy(p, n->rev);
-  hs__free(p, n->pedge);
+  if (!n || !n->core) {
+    hs__free(p, n);
+    p->impl = NULL;
+    return;
+  }
+  if (n->core->ops->release) n->core->ops->release(p, n);
+  hs__twosided_free(p, n->core->remote);
+  hs__reverse_destroy(p, n->core->rev);
+  hs__free(p, n->core->pedge);
   for (int i = 0; n->edges && i < n->nedges; i++) {
     hs__free(p, n->edges[i].ssec);
     hs__free(p, n->edges[i].rsec);
   }
   hs__free(p, n->edges);
-  hs__free(p, n->remote_peers);
-  if (n->win != MPI_WIN_NULL) {
-    if (n->locked) MPI_Win_unlock_all(n->win);
-    MPI_Win_free(&n->win);
-    hs__account(p, -(int64_t)n->seg_bytes);
+  hs__free(p, n->core->remote_peers);
+  if (n->core->win != MPI_WIN_NULL) {
+    if (n->core->locked) MPI_Win_unlock_all(n->core->win);
+    MPI_Win_free(&n->core->win);
+    hs__account(p, -(int64_t)n->core->seg_bytes);
   }
-  if (n->node != MPI_COMM_NULL) MPI_Comm_free(&n->node);
+  if (n->core->node != MPI_COMM_NULL) MPI_Comm_free(&n->core->node);
+  hs__free(p, n->core);
   hs__free(p, n);
   p->impl = NULL;
 }
@@ -366,10 +389,10 @@ void hs__node_destroy(hs_plan p) {
 void hs__node_describe(hs_plan p, char *buf, size_t len) {
   hs_node *n = p->impl;
   size_t k = 0;
-  if (!n || !n->ops) return;
+  if (!n || !n->core) return;
   hs__appendf(buf, len, &k, "; %s: %d on-node peers (node of %d ranks%s), %d peers by message%s",
-              p->ops->name, n->nedges, n->nsize, n->barrier ? ", two barriers per swap" : "",
-              n->nremote, p->has_callbacks && n->nremote && !n->nedges
+              p->ops->name, n->nedges, n->core->nsize,
+              n->core->barrier ? ", two barriers per swap" : "", n->nremote, p->has_callbacks && n->nremote && !n->nedges
                               ? " (pack/unpack hooks run only in their own process)" : "");
-  if (n->ops->describe && k + 1 < len) n->ops->describe(p, n, buf + k, len - k);
+  if (n->core->ops->describe && k + 1 < len) n->core->ops->describe(p, n, buf + k, len - k);
 }

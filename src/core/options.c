@@ -1,6 +1,6 @@
 /* Transport options: parsed from text, checked against the transport's typed specs, and
  * written into its config struct by the core, the same way for every transport. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -20,7 +20,7 @@
  * anonymous memory back with its contents (mremap of a copy over it), but only if
  * /proc/self/maps still shows our memfd there (the caller may have freed the array). */
 #define _GNU_SOURCE
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <errno.h>
 #include <stdint.h>

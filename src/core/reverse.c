@@ -21,7 +21,7 @@
  * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
  * by the transport's posted/consumed counters with the roles of the forward swap swapped
  * (docs/design.md, "Reverse exchange"). Off-node peers still go by message. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * boxes, which span halo cells on the axes exchanged before (docs/design.md).
  * The sweep (combine order HS_ORDER_SWEEP) runs the same stages in the sweep order with
  * slabs over the whole swapped halo of every other axis, forward and reverse. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  *         are built from MPI_BYTE runs in message order), so any mixture would still match.
  * Fields with pack/unpack hooks always pack. persistent=1: persistent requests for the
  * registered arrays (per-swap arrays get ordinary ones; under auto, built once decided). */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stdlib.h>
 #include <string.h>

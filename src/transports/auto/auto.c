@@ -14,7 +14,7 @@
  * staged where the plan has edges; a candidate may carry any number of options; bracket the
  * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
  * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stddef.h>
 #include <stdio.h>

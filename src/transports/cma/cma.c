@@ -9,7 +9,7 @@
  * fields' addresses. The core's on-node engine (src/core/node.c) does the rest (docs/cma.md);
  * plans with pack/unpack hooks, which only the owning process can run, go by message. */
 #define _GNU_SOURCE
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -9,7 +9,7 @@
  * each need both processes running (docs/benchmarks.md). dtype=0|1|recv|send fixes the
  * choice. Fields with pack/unpack hooks always pack. persistent=1: persistent requests
  * (measured no faster here, so off by default). */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 static int p2p_setup(hs_plan p) {
   return hs__twosided_create(p, NULL, 0, p->config, (hs_twosided **)&p->impl);

@@ -10,7 +10,7 @@
  * in the window (the receiver unpacks from there: two copies). The reverse swaps the roles:
  * each owner reads its on-node neighbours' halo boxes from their fields or boxes, and the core
  * combines them in its canonical order (hs_pull). Options: see shm_options below. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stddef.h>
 

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SENTINEL (-1)
@@ -131,6 +132,44 @@ __attribute__((unused)) static void tfield_hook_unpack(void *ctx, const hs_regio
                                                    const void *buf) {
   tfield_hook *h = ctx;
   tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
+}
+
+/* MPI_Init, this rank (also test_rank) and the number of ranks. */
+static inline void test_init(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  test_rank = *rank;
+}
+
+/* The largest of every rank's count (of wrong cells, failed checks): collective. */
+static inline long test_worst(long bad) {
+  long all = 0;
+  MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return all;
+}
+
+/* The arguments the test programs share: --transport SPEC (repeatable, at most max) and
+ * --swaps N. Returns 1 if argv[*i] was one of them (taken, with its value). */
+static inline int test_arg(int argc, char **argv, int *i, const char **specs, int *nspecs,
+                           int max, int *nswaps) {
+  if (!strcmp(argv[*i], "--transport") && *i + 1 < argc && *nspecs < max)
+    specs[(*nspecs)++] = argv[++*i];
+  else if (!strcmp(argv[*i], "--swaps") && *i + 1 < argc)
+    *nswaps = atoi(argv[++*i]);
+  else
+    return 0;
+  return 1;
+}
+
+/* A small default decomposition (8 x 8 x 2) of MPI_COMM_WORLD, or NULL. */
+static inline hs_decomp test_small_decomp(void) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  hs_decomp d;
+  return hs_decomp_create(MPI_COMM_WORLD, &dd, &d) == HS_OK ? d : NULL;
 }
 
 /* A plan description: depth per axis (NULL: the default), stencil, fields, transport spec. */

@@ -318,23 +318,17 @@ done:
   free(fields);
   free(hooks);
   hs_decomp_free(&d);
-  long all = 0;
-  MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return all;
+  return test_worst(bad);
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_init(&argc, &argv, &rank, &size);
   const char *specs[64], *optional[16];
   int nspecs = 0, nswaps = 4, verbose = 0, noptional = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 64)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
-      nswaps = atoi(argv[++i]);
+    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
+      continue;
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
     else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)

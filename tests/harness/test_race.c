@@ -233,12 +233,8 @@ static long run(const geometry *gm, const char *spec, const options *o) {
 static int expect_unavailable(const char *spec) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
-  hs_decomp d;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) return 1;
+  hs_decomp d = test_small_decomp();
+  if (!d) return 1;
   int local[3], halo[3] = {1, 1, 0};
   for (int a = 0; a < 3; a++) local[a] = hs_decomp_local_extent(d, a);
   tfield tf;
@@ -267,18 +263,14 @@ static int expect_unavailable(const char *spec) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_init(&argc, &argv, &rank, &size);
   const char *specs[64];
   int nspecs = 0, want_unavailable = 0;
   options o = {30, 0, 0, 12345};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 64)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
-      o.swaps = atoi(argv[++i]);
+    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &o.swaps))
+      continue;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       o.seed = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--soak"))

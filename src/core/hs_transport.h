@@ -385,6 +385,10 @@ extern const hs_option_spec hs__twosided_options[];
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
 void hs__free(hs_plan p, void *ptr);     /* NULL is fine; knows the size */
+/* Zeroed arrays of n (at least 1) elements each, given as pairs (void **slot, size_t element
+ * size) ending with NULL: HS_OK, or HS_ERR_NOMEM if any is missing (those made stay set for
+ * the caller's destroy). */
+int hs__calloc_arrays(hs_plan p, size_t n, ...);
 /* Memory the transport holds by other means (windows, shared or symmetric segments). */
 void hs__account(hs_plan p, int64_t bytes);
 

@@ -155,15 +155,13 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   }
   int n = peers ? npeers : p->npeers;
   size_t nb = (size_t)(n > 0 ? n : 1);
-  e->rpeer = hs__malloc(p, nb * sizeof(int));
-  e->speer = hs__malloc(p, nb * sizeof(int));
-  e->roff = hs__malloc(p, nb * sizeof(size_t));
-  e->soff = hs__malloc(p, nb * sizeof(size_t));
-  e->done = hs__malloc(p, nb * sizeof(int));
-  e->st = hs__malloc(p, nb * sizeof(MPI_Status));
+  int rc = hs__calloc_arrays(p, nb, (void **)&e->rpeer, sizeof(int), (void **)&e->speer,
+                             sizeof(int), (void **)&e->roff, sizeof(size_t), (void **)&e->soff,
+                             sizeof(size_t), (void **)&e->done, sizeof(int), (void **)&e->st,
+                             sizeof(MPI_Status), (void **)NULL);
   e->rreq = requests(p, n);
   e->sreq = requests(p, n);
-  if (!e->rpeer || !e->speer || !e->roff || !e->soff || !e->done || !e->st || !e->rreq || !e->sreq)
+  if (rc != HS_OK || !e->rreq || !e->sreq)
     return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   size_t rbytes = 0, sbytes = 0;
   for (int i = 0; i < n; i++) {

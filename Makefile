@@ -60,8 +60,10 @@ test-asan: build-asan
 
 # SimGrid SMPI (simulated ranks, docs/simulation.md): build/smpi, C only. SMPI_PRETEND_CC only
 # while configuring (smpicc then builds plain test programs); make test runs the small SMPI check.
+# Configured from inside the build tree: the pretending smpicc leaves a stray `.o` in the
+# working directory.
 $(BUILD)/smpi/CMakeCache.txt: | deps
-	SMPI_PRETEND_CC=1 cmake -S . -B $(BUILD)/smpi $(CMAKE_FLAGS) -DHS_ENABLE_FORTRAN=OFF \
+	mkdir -p $(BUILD)/smpi && cd $(BUILD)/smpi && SMPI_PRETEND_CC=1 cmake -S $(CURDIR) -B . $(CMAKE_FLAGS) -DHS_ENABLE_FORTRAN=OFF \
 	  -DCMAKE_C_COMPILER=smpicc -DCMAKE_Fortran_COMPILER=smpif90 -DMPI_C_COMPILER=smpicc \
 	  -DMPI_Fortran_COMPILER=smpif90 -DMPIEXEC_EXECUTABLE=/usr/bin/smpirun >/dev/null
 

@@ -3,6 +3,7 @@
 # box stencil, 30 float64 fields, z whole, periodic x,y) on 2 ranks with every transport on
 # every MPI library given, then the full study and report (bench/study.py) when python3 is
 # there. Usage: bench/run-standard.sh BUILD_DIR MPI...   (e.g. build openmpi mpich)
+# Output goes to BUILD_DIR/bench (ignored by git): a run changes no tracked file.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-build}"
@@ -51,7 +52,7 @@ if command -v "$py" >/dev/null 2>&1 && [ -f "$here/study.py" ]; then
 fi
 
 # Without python3: the MONC table only.
-out="$here/results"
+out="$build/bench"
 mkdir -p "$out"
 for mpi in "${mpis[@]}"; do
   exe="$build/$mpi/bench/hs_bench"

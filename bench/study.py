@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs a haloswap benchmark study and writes bench/results/{report.md, latest.json, *.png}.
+"""Runs a haloswap benchmark study and writes BUILD/bench/{report.md, latest.json, *.png} (inside
+the ignored build directory: a run never changes tracked files).
 
 For every MPI library given (each built in BUILD/<mpi>), it runs hs_bench (communication time
 per swap of every transport against the memcpy limit, interleaved in one launch) for the MONC
@@ -25,6 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# The simulated study's reference results (bench/sim/study_sim.py, hours of SimGrid runs).
+SIMULATED = os.path.join(ROOT, "docs", "results", "2026-11-smpi-simulated")
 
 MONC = ["--local", "16,16,256", "--depth", "2", "--stencil", "box", "--fields", "30",
         "--periodic", "1,1,0", "--procs", "0,0,1"]
@@ -989,16 +992,16 @@ def render_report(st, plots):
         L.append("No OSU results.\n")
 
     # ---- the simulated study (bench/sim/study_sim.py writes it; SimGrid runs take hours)
-    sim = os.path.join(HERE, "results", "simulated.md")
+    sim = os.path.join(SIMULATED, "simulated.md")
     if os.path.exists(sim):
         with open(sim) as f:
             body = f.read().split("\n")
         L.append("## SIMULATED scaling at thousands of ranks (SimGrid SMPI, not measured)\n")
-        L.append("Copied from `bench/results/simulated.md` (`python3 bench/sim/study_sim.py`, "
-                 "docs/simulation.md), as of %s; plots `docs/img/sim_weak.png` and "
+        L.append("Copied from `%s/simulated.md` (`python3 bench/sim/study_sim.py`, "
+                 "docs/simulation.md); plots `docs/img/sim_weak.png` and "
                  "`docs/img/sim_strong.png`. Every number in this section is a simulation of a "
-                 "modelled platform, not a measurement on this machine.\n" % time.strftime(
-                     "%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(sim))))
+                 "modelled platform, not a measurement on this machine.\n"
+                 % os.path.relpath(SIMULATED, ROOT))
         for line in body[1:]:  # its own title replaced by the one above
             L.append("#" + line if line.startswith("## ") else line)
     # ---- notes, failures, commands
@@ -1165,7 +1168,8 @@ def main():
                     help="directory holding one build per MPI library (BUILD/<mpi>)")
     ap.add_argument("--mpis", nargs="+", default=["openmpi", "mpich"])
     ap.add_argument("--preset", choices=sorted(PRESETS), default="standard")
-    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--out", default=None,
+                    help="output directory (default BUILD/bench, ignored by git)")
     ap.add_argument("--add", action="append", default=[],
                     help="extra transport variant to measure, e.g. p2p:persistent=0 (repeatable)")
     ap.add_argument("--skip", action="append", default=[], help="transport to leave out")
@@ -1175,10 +1179,13 @@ def main():
                          "the preset)")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
                     help="print the MONC-case tables and target checks of these hs_bench "
-                         "launches (e.g. bench/results/issue14/*.json) and exit")
+                         "launches (e.g. docs/results/2026-11-22-intel-xeon-2core-monc-launches/"
+                         "*.json) and exit")
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild report.md and the plots from latest.json, osu.json, miniapps.json")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = os.path.join(args.build, "bench")
     if args.summarize:
         summarize(args.summarize)
         return 0

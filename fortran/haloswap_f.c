@@ -1,6 +1,6 @@
 /* C side of the Fortran module: scalar/array arguments only, so the Fortran interfaces need no
  * mirror of the C structs. Field halos are derived from the Fortran array shapes. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

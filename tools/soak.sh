@@ -1,6 +1,6 @@
 #!/bin/bash
 # Soak of the one-sided transports (issue 16, item 7; not in CI): the race harness
-# (tests/transports/rma/test_race: seeded random delays before/inside/after start and complete, and
+# (tests/harness/test_race: seeded random delays before/inside/after start and complete, and
 # race-ahead phases in which odd ranks sleep inside pack/unpack while even ranks run into the
 # next swap) for SWAPS swaps per geometry (2 geometries, so 2*SWAPS per variant and rank
 # count), per one-sided variant, rank count and MPI library. Wrong cells are counted.
@@ -55,7 +55,7 @@ run_one() {
       fi
       [ "$v" = shm ] && [ "$n" = 9 ] && spec=shm:node_size=3 # three "nodes" of 3 ranks
       if [ "$v" = cma ] || [ "$v" = cma-malloc ]; then
-        exe=$root/build/$mpi/tests/transports/shm/test_shm_alloc
+        exe=$root/build/$mpi/tests/harness/test_shm_alloc
         [ -x "$exe" ] || { echo "| $mpi | $v | $n | - | - | - | - | not built ($exe) |"; return; }
         spec=cma
         [ "$n" = 9 ] && spec=cma:node_size=3
@@ -95,7 +95,7 @@ run_one() {
 
 status=0
 for mpi in $mpis; do
-  exe=$root/build/$mpi/tests/transports/rma/test_race
+  exe=$root/build/$mpi/tests/harness/test_race
   if [ ! -x "$exe" ]; then
     echo "soak: $exe missing (make build-$mpi)"; status=1; continue
   fi

@@ -35,11 +35,13 @@ enum { DEP_REPRO, DEP_APRIORI, DEP_PLAIN }; /* --deposit */
 static const char *const dep_name[3] = {"reproducible", "reproducible-apriori", "plain"};
 
 typedef struct {
-  int global[3], nppc, steps, warmup, px, py, shared, check, verbose, mv_given, deposit;
+  int global[3], nppc, steps, warmup, check, mv_given, deposit;
   double min_vratio, tol;
   uint64_t seed;
-  const char *read, *json;
-  app_transports tr;
+  const char *read;
+  app_common_opts c;
+  pc_box box; /* the grid's box: --read's file's, or cells of 0.1 centred on x = y = 0 */
+  pc_set all; /* --read's parcels */
 } options;
 
 static void usage(void) {
@@ -91,8 +93,9 @@ static int parse_double(app_ctx *a, const char *opt, const char *v, double lo, d
   return 0;
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
+  app_common_init(&o->c);
   o->global[0] = o->global[1] = 48;
   o->global[2] = 32;
   o->nppc = 4;
@@ -103,18 +106,9 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
   o->check = 1;
   o->tol = 1e-14;
   for (int i = 1; i < argc; i++) {
+    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int used = 1;
-    if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
-      *help = 1;
-      used = 0;
-    } else if (!strcmp(k, "--verbose")) {
-      o->verbose = 1;
-      used = 0;
-    } else if (!strcmp(k, "--transport")) {
-      if (!v) return app_fail(a, "option --transport needs a value");
-      if (app_transport_add(a, &o->tr, v)) return 1;
-    } else if (!strcmp(k, "--global")) {
+    if (!strcmp(k, "--global")) {
       if (app_triple(a, k, v, 1, 1 << 16, o->global)) return 1;
     } else if (!strcmp(k, "--nppc")) {
       if (app_int(a, k, v, 1, KEY_CELL - 1, &o->nppc)) return 1;
@@ -134,10 +128,6 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       if (app_int(a, k, v, 1, 1000000, &o->steps)) return 1;
     } else if (!strcmp(k, "--warmup")) {
       if (app_int(a, k, v, 0, 1000000, &o->warmup)) return 1;
-    } else if (!strcmp(k, "--px")) {
-      if (app_int(a, k, v, 0, 1 << 20, &o->px)) return 1;
-    } else if (!strcmp(k, "--py")) {
-      if (app_int(a, k, v, 0, 1 << 20, &o->py)) return 1;
     } else if (!strcmp(k, "--check")) {
       if (app_int(a, k, v, 0, 1, &o->check)) return 1;
     } else if (!strcmp(k, "--deposit")) {
@@ -147,35 +137,33 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       if (o->deposit == 3)
         return app_fail(a, "option --deposit = '%s': must be reproducible, "
                            "reproducible-apriori or plain", v);
-    } else if (!strcmp(k, "--alloc")) {
-      if (!v) return app_fail(a, "option --alloc needs a value");
-      if (strcmp(v, "shared") && strcmp(v, "malloc"))
-        return app_fail(a, "option --alloc = '%s': must be shared or malloc", v);
-      o->shared = !strcmp(v, "shared");
-    } else if (!strcmp(k, "--json")) {
-      if (!v) return app_fail(a, "option --json needs a value");
-      o->json = v;
     } else {
       return app_fail(a, "unknown option '%s' (see --help)", k);
     }
-    i += used;
+    i++;
   }
-  if (o->tr.n == 0) app_transport_add(a, &o->tr, "p2p");
   return 0;
 }
 
-/* The process grid; every rank needs 2 columns per axis (EPIC's upper halo is 2 deep). */
-static int check_grid(app_ctx *a, options *o, int procs[2]) {
-  procs[0] = o->px;
-  procs[1] = o->py;
-  const char *nm[2] = {"--px", "--py"};
-  for (int d = 0; d < 2; d++)
-    if (procs[d] > 0 && a->size % procs[d] != 0)
-      return app_fail(a, "option %s = %d does not divide the %d ranks", nm[d], procs[d], a->size);
-  if (procs[0] > 0 && procs[1] > 0 && procs[0] * procs[1] != a->size)
-    return app_fail(a, "options --px %d --py %d make %d ranks but %d are running", procs[0],
-                    procs[1], procs[0] * procs[1], a->size);
-  MPI_Dims_create(a->size, 2, procs);
+/* The box (--read's file's, or cells of 0.1), then the grid over the process grid: every rank
+ * needs 2 columns per axis (EPIC's upper halo is 2 deep). */
+static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
+  options *o = opts;
+  if (o->read) {
+    char err[1024];
+    pc_file_info info;
+    if (pc_read_netcdf(a->comm, o->read, &o->box, &o->all, &info, err, sizeof err))
+      return app_fail(a, "%s", err);
+    for (int d = 0; d < 3; d++) o->global[d] = o->box.n[d];
+    if (!o->mv_given && isfinite(info.min_vratio)) o->min_vratio = info.min_vratio;
+  } else {
+    double org[3], ext[3];
+    for (int d = 0; d < 3; d++) {
+      ext[d] = 0.1 * o->global[d];
+      org[d] = d < 2 ? -0.5 * ext[d] : 0.0;
+    }
+    pc_box_init(&o->box, o->global, org, ext);
+  }
   if (o->global[2] < 2)
     return app_fail(a, "grid: %d cells in z, EPIC's z halo folding needs at least 2", o->global[2]);
   for (int d = 0; d < 2; d++) {
@@ -751,44 +739,23 @@ int main(int argc, char **argv) {
   app_ctx a;
   app_init(&a, PROG, MPI_COMM_WORLD);
   options o;
-  int help = 0, procs[2] = {0, 0};
-  parse(&a, argc, argv, &o, &help);
-  if (app_agree(&a)) goto fail;
-  if (help) {
-    if (a.rank == 0) usage();
-    MPI_Finalize();
-    return 0;
-  }
-  /* the box: a file's, or cells of 0.1 centred on x = y = 0 */
-  pc_box box;
-  pc_set all = {0, 0, NULL};
-  if (o.read) {
-    char err[1024];
-    pc_file_info info;
-    if (pc_read_netcdf(a.comm, o.read, &box, &all, &info, err, sizeof err)) app_fail(&a, "%s", err);
-    if (app_agree(&a)) goto fail;
-    for (int d = 0; d < 3; d++) o.global[d] = box.n[d];
-    if (!o.mv_given && isfinite(info.min_vratio)) o.min_vratio = info.min_vratio;
-  } else {
-    double org[3], ext[3];
-    for (int d = 0; d < 3; d++) {
-      ext[d] = 0.1 * o.global[d];
-      org[d] = d < 2 ? -0.5 * ext[d] : 0.0;
-    }
-    pc_box_init(&box, o.global, org, ext);
-  }
-  check_grid(&a, &o, procs);
-  if (app_agree(&a)) goto fail;
-  FILE *js = app_json_open(&a, o.json);
-  if (app_agree(&a)) goto fail;
+  int procs[2] = {0, 0};
+  FILE *js;
+  parse(&a, argc, argv, &o);
   /* methods: "all" = every usable transport and epic-ref */
   int want_ref = 0;
-  for (int i = 0; i < o.tr.n; i++)
-    if (!strcmp(o.tr.spec[i], "all")) want_ref = 1;
-  for (int i = 0; i < o.tr.n; i++)
-    if (!strcmp(o.tr.spec[i], "epic-ref")) want_ref = 0;
-  app_transports_expand(&a, &o.tr);
-  if (want_ref) app_transport_add(&a, &o.tr, "epic-ref");
+  for (int i = 0; i < o.c.tr.n; i++)
+    if (!strcmp(o.c.tr.spec[i], "all")) want_ref = 1;
+  for (int i = 0; i < o.c.tr.n; i++)
+    if (!strcmp(o.c.tr.spec[i], "epic-ref")) want_ref = 0;
+  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
+  if (go) {
+    MPI_Finalize();
+    return go > 0;
+  }
+  pc_box box = o.box;
+  pc_set all = o.all;
+  if (want_ref) app_transport_add(&a, &o.c.tr, "epic-ref");
   if (app_agree(&a)) goto fail;
 
   int gz[3] = {o.global[0], o.global[1], o.global[2] + 1}; /* z: nodes 0..nz */
@@ -807,7 +774,7 @@ int main(int argc, char **argv) {
   g.oy = hs_decomp_global_offset(d, 1);
   g.gnx = o.global[0];
   g.gny = o.global[1];
-  if (ef_grid_alloc(&g, d, o.shared)) app_fail(&a, "out of memory for the fields");
+  if (ef_grid_alloc(&g, d, o.c.shared)) app_fail(&a, "out of memory for the fields");
   if (app_agree(&a)) goto fail;
 
   /* parcels: this rank's, and on rank 0 every one for the serial reference */
@@ -878,7 +845,7 @@ int main(int argc, char **argv) {
     if (app_agree(&a)) goto fail;
   }
 
-  int nm = o.tr.n, total = o.warmup + o.steps;
+  int nm = o.c.tr.n, total = o.warmup + o.steps;
   method *M = calloc((size_t)nm, sizeof *M);
   if (!M) app_fail(&a, "out of memory");
   if (app_agree(&a)) goto fail;
@@ -889,12 +856,12 @@ int main(int argc, char **argv) {
            "local %d x %d (rank 0), %ld parcels (%s), %d warm-up + %d timed steps, %s fields\n",
            PROG, a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], o.global[2],
            o.global[2] + 1, g.nx, g.ny, nglobal, o.read ? o.read : "artificial set-up",
-           o.warmup, o.steps, o.shared ? "hs_alloc" : "malloc");
+           o.warmup, o.steps, o.c.shared ? "hs_alloc" : "malloc");
     fflush(stdout);
   }
   for (int i = 0; i < nm; i++) {
     method *m = &M[i];
-    snprintf(m->spec, sizeof m->spec, "%s", o.tr.spec[i]);
+    snprintf(m->spec, sizeof m->spec, "%s", o.c.tr.spec[i]);
     m->t = calloc((size_t)o.steps * NPH, sizeof(double));
     m->sums = calloc((size_t)total * NSUM, sizeof(uint64_t));
     if (!m->t || !m->sums) app_fail(&a, "out of memory");
@@ -926,7 +893,7 @@ int main(int argc, char **argv) {
         printf("transport %s unavailable: %s\n", m->spec, m->reason);
       fflush(stdout);
     }
-    if (m->ok && o.verbose) {
+    if (m->ok && o.c.verbose) {
       hs_plan pl[3] = {m->p2g, m->g2p, m->surf};
       for (int k = 0; k < 3; k++) {
         char buf[2048];
@@ -1077,7 +1044,7 @@ int main(int argc, char **argv) {
       fprintf(js, ", \"steps\": %d, \"warmup\": %d, \"alloc\": \"%s\", \"tol\": %.3g, "
                   "\"haloswap_bits_identical\": %s, \"bits_identical_methods\": %d,\n "
                   "\"deposit\": \"%s\"",
-              o.steps, o.warmup, o.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
+              o.steps, o.warmup, o.c.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
               nhs + nref, dep_name[o.deposit]);
       if (!plain) {
         fprintf(js, ", \"kmax_apriori\": %.0f, \"redone\": %ld, \"quanta\": {", kmax, w.redone);

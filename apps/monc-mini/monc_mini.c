@@ -26,9 +26,8 @@
 
 typedef struct {
   int global[3], local[3], have_global, have_local;
-  int nq, steps, px, py, iters, verbose, shared;
-  const char *json;
-  app_transports tr;
+  int nq, steps, iters;
+  app_common_opts c;
 } options;
 
 typedef struct {
@@ -68,27 +67,18 @@ static void usage(void) {
       "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
+  app_common_init(&o->c);
   int loc[3] = {16, 16, 256};
   memcpy(o->local, loc, sizeof loc);
   o->nq = 11;
   o->steps = 10;
   o->iters = 8;
-  o->shared = 1;
   for (int i = 1; i < argc; i++) {
+    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int used = 1;
-    if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
-      *help = 1;
-      used = 0;
-    } else if (!strcmp(k, "--verbose")) {
-      o->verbose = 1;
-      used = 0;
-    } else if (!strcmp(k, "--transport")) {
-      if (!v) return app_fail(a, "option --transport needs a value");
-      if (app_transport_add(a, &o->tr, v)) return 1;
-    } else if (!strcmp(k, "--local")) {
+    if (!strcmp(k, "--local")) {
       if (app_triple(a, k, v, 1, 1 << 20, o->local)) return 1;
       o->have_local = 1;
     } else if (!strcmp(k, "--global")) {
@@ -100,41 +90,19 @@ static int parse(app_ctx *a, int argc, char **argv, options *o, int *help) {
       if (app_int(a, k, v, 1, 100000000, &o->steps)) return 1;
     } else if (!strcmp(k, "--iters")) {
       if (app_int(a, k, v, 1, 100000, &o->iters)) return 1;
-    } else if (!strcmp(k, "--px")) {
-      if (app_int(a, k, v, 0, 1 << 20, &o->px)) return 1;
-    } else if (!strcmp(k, "--py")) {
-      if (app_int(a, k, v, 0, 1 << 20, &o->py)) return 1;
-    } else if (!strcmp(k, "--alloc")) {
-      if (!v) return app_fail(a, "option --alloc needs a value");
-      if (strcmp(v, "shared") && strcmp(v, "malloc"))
-        return app_fail(a, "option --alloc = '%s': must be shared or malloc", v);
-      o->shared = !strcmp(v, "shared");
-    } else if (!strcmp(k, "--json")) {
-      if (!v) return app_fail(a, "option --json needs a value");
-      o->json = v;
     } else {
       return app_fail(a, "unknown option '%s' (see --help)", k);
     }
-    i += used;
+    i++;
   }
   if (o->have_global && o->have_local)
     return app_fail(a, "options --global and --local exclude each other");
-  if (o->tr.n == 0) app_transport_add(a, &o->tr, "p2p");
   return 0;
 }
 
-/* The process grid and the global grid; every rank needs at least H columns per axis. */
-static int check_grid(app_ctx *a, options *o, int procs[2]) {
-  procs[0] = o->px;
-  procs[1] = o->py;
-  const char *nm[2] = {"--px", "--py"};
-  for (int d = 0; d < 2; d++)
-    if (procs[d] > 0 && a->size % procs[d] != 0)
-      return app_fail(a, "option %s = %d does not divide the %d ranks", nm[d], procs[d], a->size);
-  if (procs[0] > 0 && procs[1] > 0 && procs[0] * procs[1] != a->size)
-    return app_fail(a, "options --px %d --py %d make %d ranks but %d are running", procs[0],
-                    procs[1], procs[0] * procs[1], a->size);
-  MPI_Dims_create(a->size, 2, procs);
+/* The global grid over the process grid; every rank needs at least H columns per axis. */
+static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
+  options *o = opts;
   if (!o->have_global)
     for (int d = 0; d < 2; d++) {
       if (o->local[d] < H)
@@ -154,14 +122,6 @@ static int check_grid(app_ctx *a, options *o, int procs[2]) {
                       o->global[d], "xy"[d], procs[d], o->global[d] / procs[d], H);
   }
   return 0;
-}
-
-/* Initial value in [0,1) from global coordinates: integer arithmetic only, so C and
- * Fortran agree exactly. */
-static double init_value(long gi, long gj, long k, long fid) {
-  int64_t x = (gi * 7919 + gj * 104729 + k * 1299709 + fid * 15485863) % 2147483647;
-  for (int r = 0; r < 3; r++) x = (48271 * x + 11) % 2147483647;
-  return (double)x / 2147483647.0;
 }
 
 /* Frees in allocation order (hs_free is collective in that order). */
@@ -218,7 +178,7 @@ static int state_init(app_ctx *a, state *S, hs_decomp d, int nq, int shared) {
     for (int i = 0; i < S->nx; i++)
       for (int j = 0; j < S->ny; j++)
         for (int k = 0; k < S->nz; k++) {
-          double r = init_value(S->ox + i, S->oy + j, k, m), x;
+          double r = app_init_value(S->ox + i, S->oy + j, k, m), x;
           if (m < 2)
             x = 0.6 * (r - 0.5);
           else if (m == 2)
@@ -509,19 +469,14 @@ int main(int argc, char **argv) {
   app_ctx a;
   app_init(&a, PROG, MPI_COMM_WORLD);
   options o;
-  int help = 0, procs[2] = {0, 0};
-  parse(&a, argc, argv, &o, &help);
-  if (app_agree(&a)) goto fail;
-  if (help) {
-    if (a.rank == 0) usage();
+  int procs[2] = {0, 0};
+  FILE *js;
+  parse(&a, argc, argv, &o);
+  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
+  if (go) {
     MPI_Finalize();
-    return 0;
+    return go > 0;
   }
-  check_grid(&a, &o, procs);
-  if (app_agree(&a)) goto fail;
-  FILE *js = app_json_open(&a, o.json);
-  if (app_agree(&a)) goto fail;
-  app_transports_expand(&a, &o.tr);
 
   hs_decomp d = app_decomp(&a, o.global, procs, 1);
   if (app_agree(&a)) goto fail;
@@ -535,23 +490,23 @@ int main(int argc, char **argv) {
            a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2],
            hs_decomp_local_extent(d, 0), hs_decomp_local_extent(d, 1),
            hs_decomp_local_extent(d, 2), nprog, 2 * nprog, o.steps, o.iters,
-           o.shared ? "hs_alloc" : "malloc");
+           o.c.shared ? "hs_alloc" : "malloc");
     if (js) {
       fprintf(js, "{\"app\": \"monc-mini\", \"language\": \"C\", \"ranks\": %d, "
                   "\"procs\": [%d, %d], \"global\": [%d, %d, %d], \"nq\": %d, "
                   "\"fields_swapped\": %d, \"steps\": %d, \"iters\": %d, \"alloc\": \"%s\",\n \"runs\": [",
               a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], o.nq,
-              2 * nprog, o.steps, o.iters, o.shared ? "shared" : "malloc");
+              2 * nprog, o.steps, o.iters, o.c.shared ? "shared" : "malloc");
     }
   }
   uint64_t *sums = malloc((size_t)nf * sizeof *sums), *gsums = malloc((size_t)nf * sizeof *gsums);
   if (!sums || !gsums) app_fail(&a, "out of memory");
   if (app_agree(&a)) goto fail;
 
-  for (int r = 0; r < o.tr.n; r++) {
-    const char *spec = o.tr.spec[r];
+  for (int r = 0; r < o.c.tr.n; r++) {
+    const char *spec = o.c.tr.spec[r];
     state S;
-    state_init(&a, &S, d, o.nq, o.shared);
+    state_init(&a, &S, d, o.nq, o.c.shared);
     S.iters = o.iters;
     if (app_agree(&a)) {
       state_free(&S);
@@ -565,7 +520,7 @@ int main(int argc, char **argv) {
     }
     tsetup = MPI_Wtime() - tsetup;
     MPI_Allreduce(MPI_IN_PLACE, &tsetup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (o.verbose) describe(&a, &P);
+    if (o.c.verbose) describe(&a, &P);
     app_timing tm;
     memset(&tm, 0, sizeof tm);
     tm.nphases = NPH;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Pruning cost per back end of the parcel cluster algorithm: 2 ranks, 32x32x32 cells, 20
 # parcels per cell, min_vratio 20, shuffled, 10 merge cycles, back ends interleaved per cycle.
-# Usage: apps/parcel-cluster/bench.sh BUILD_DIR OUT_DIR [MPI...]   (e.g. build bench/results)
+# Usage: apps/parcel-cluster/bench.sh BUILD_DIR OUT_DIR [MPI...]   (e.g. build build/bench)
 # Writes OUT_DIR/parcel-cluster-<mpi>.json (and -shmem.json for Open MPI with OSHMEM).
 set -euo pipefail
 build="${1:-build}"
-out="${2:-bench/results}"
+out="${2:-$build/bench}"
 shift 2 || true
 mpis=("$@")
 [ ${#mpis[@]} -gt 0 ] || mpis=(openmpi mpich)

@@ -3,8 +3,10 @@
 (seed 004, Figs. 6-7, 10-13) and node-aware placement, on the platforms in bench/sim/platforms.
 
 Every number it writes is SIMULATED: produced by SMPI's network and CPU models on a modelled
-machine, not measured on one. Output: bench/results/simulated.json (all points, appended as they
-finish), bench/results/simulated.md (tables) and docs/img/sim_*.png (curves).
+machine, not measured on one. Output, next to --json (default build/bench/sim/simulated.json,
+ignored by git): the JSON (all points, appended as they finish), simulated.md (the tables of
+every simulated*.json in that directory) and sim_*.png (curves). The reference results the docs
+cite are in docs/results/2026-11-smpi-simulated/: pass --json there to add to them.
 
 Usage: study_sim.py [--build build/smpi] [--ranks 64,512,4096] [--platforms xc30,fdr]
                     [--studies weak,strong,placement,staged,staged3d] [--transports p2p,rma-fence,...]
@@ -149,6 +151,7 @@ def load(path):
 
 
 def save(path, rows):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(rows, f, indent=1)
 
@@ -160,7 +163,7 @@ def ok(r):
 def tables(rows):
     out = ["# Simulated halo-swap scaling (SimGrid SMPI 3.32) -- SIMULATED, not measured",
            "",
-           "Written by `bench/sim/study_sim.py` from `bench/results/simulated.json`. MONC case: 30 "
+           "Written by `bench/sim/study_sim.py` from the simulated*.json beside it. MONC case: 30 "
            "float64 fields, 16x16x256 per rank (weak) or 2048x2048x128 in all (strong), depth 2, "
            "box stencil, 2-D decomposition. Platforms and their sources: `bench/sim/platforms/`. "
            "Discussion: `docs/simulation.md`.", ""]
@@ -296,7 +299,7 @@ def main():
     ap.add_argument("--pack-rate", type=float, default=5.0)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "simulated.json"))
+    ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench", "sim", "simulated.json"))
     ap.add_argument("--cfg", action="append", default=[],
                     help="extra SimGrid setting NAME:VALUE (repeatable), recorded in each row")
     ap.add_argument("--plot-only", action="store_true")
@@ -334,14 +337,15 @@ def main():
                         "+".join(trs)], f"{plat} {study} {n}")
     # Tables and plots from every results file (parallel runs write separate --json files).
     resdir = os.path.dirname(os.path.abspath(args.json))
+    os.makedirs(resdir, exist_ok=True)
     rows = []
     for fn in sorted(os.listdir(resdir)):
         if fn.startswith("simulated") and fn.endswith(".json"):
             rows += load(os.path.join(resdir, fn))
     md = tables(rows)
-    with open(os.path.join(ROOT, "bench", "results", "simulated.md"), "w") as f:
+    with open(os.path.join(resdir, "simulated.md"), "w") as f:
         f.write(md)
-    imgs = plots(rows, os.path.join(ROOT, "docs", "img"))
+    imgs = plots(rows, resdir)
     print(md)
     for p in imgs:
         print("wrote", p)

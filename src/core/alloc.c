@@ -5,7 +5,7 @@
  * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. The core option remap=1
  * (src/core/remap.c) records the caller's own arrays, made node-shared, in the same table
  * (hs__shared_add); hs_free never frees those. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +56,7 @@ static void unshare(hs_shalloc *e) {
 
 /* Try a shared window; returns 1 on success (e filled), 0 if this rank could not. */
 static int try_shared(hs_decomp d, size_t bytes, hs_shalloc *e) {
-  if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &e->node) !=
-      MPI_SUCCESS)
-    return 0;
-  MPI_Comm_set_errhandler(e->node, MPI_ERRORS_RETURN);
+  if (hs__node_comm(d->comm, 0, &e->node) != HS_OK) return 0;
   MPI_Info info;
   MPI_Info_create(&info);
   /* Each rank's segment page-aligned and placed near that rank (first touch). */

@@ -1,5 +1,5 @@
 /* Cartesian decomposition of a 2D or 3D global grid (MONC's block rule for uneven splits). */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +171,8 @@ static int place_on_nodes(MPI_Comm comm, const hs_decomp_desc *desc, const int p
     nmin = nmax = n;
   } else {
     MPI_Comm shared, leaders;
-    HS_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+    int rc = hs__node_comm(comm, 0, &shared);
+    if (rc != HS_OK) return rc;
     MPI_Comm_rank(shared, &lrank);
     MPI_Comm_size(shared, &n);
     /* Node index: rank of the node's first rank among all first ranks. */

@@ -2,7 +2,7 @@
  * over all its send sections and one over its receive sections, with absolute addresses.
  * Entry 0 holds the registered arrays for the life of the plan (persistent requests may
  * refer to its types); the others hold recent per-swap sets, replaced least recently used. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>

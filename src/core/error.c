@@ -1,5 +1,5 @@
 /* Error messages and collective agreement on errors. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <limits.h>
 #include <stdio.h>

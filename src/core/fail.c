@@ -2,7 +2,7 @@
  * still takes part in the round with a flag in place of its data, so no neighbour waits for
  * data that never comes; the failure's text goes to each out-peer by a message of its own,
  * and every rank that saw a flag returns the same error. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

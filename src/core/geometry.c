@@ -1,7 +1,7 @@
 /* Plan geometry: the fields' resolved strides, the offsets a swap serves, the peers, and
  * every message section as a copy program. Sections are ordered by the sender's offset,
  * then field, so both sides of a message agree without exchanging anything. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -476,13 +476,6 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
       fi->comp_bytes = (ptrdiff_t)fi->alloc[0] * fi->alloc[1] * fi->alloc[2] * (ptrdiff_t)fi->elem;
   }
   return HS_OK;
-}
-
-int hs__global_index(const hs_plan p, int axis, int i) {
-  const hs_decomp d = p->decomp;
-  int g = d->offset[axis] + i;
-  if (d->periodic[axis]) g = ((g % d->global[axis]) + d->global[axis]) % d->global[axis];
-  return g;
 }
 
 int hs__field_global_index(const hs_plan p, int f, int axis, int i) {

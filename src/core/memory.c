@@ -1,7 +1,8 @@
 /* Memory a plan's transport holds, counted for hs_plan_get_stats. Each block carries its
  * size in a header, so freeing needs no bookkeeping by the caller. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 
 typedef union {
@@ -30,6 +31,19 @@ void hs__free(hs_plan p, void *ptr) {
   header *h = (header *)ptr - 1;
   p->transport_bytes -= h->n;
   free(h);
+}
+
+int hs__calloc_arrays(hs_plan p, size_t n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  int ok = 1;
+  for (void **slot; (slot = va_arg(ap, void **));) {
+    size_t elem = va_arg(ap, size_t);
+    *slot = hs__calloc(p, (n ? n : 1) * elem);
+    ok &= *slot != NULL;
+  }
+  va_end(ap);
+  return ok ? HS_OK : hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
 }
 
 void hs__account(hs_plan p, int64_t bytes) { p->transport_bytes += (uint64_t)bytes; }

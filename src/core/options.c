@@ -1,6 +1,6 @@
 /* Transport options: parsed from text, checked against the transport's typed specs, and
  * written into its config struct by the core, the same way for every transport. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -8,14 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the next item of a comma-separated list; commas inside [...] do not count. */
-static size_t item_len(const char *s) {
+size_t hs__list_item(const char *s, const char *seps) {
   int depth = 0;
   size_t n = 0;
   for (; s[n]; n++) {
     if (s[n] == '[') depth++;
     else if (s[n] == ']' && depth > 0) depth--;
-    else if (s[n] == ',' && depth == 0) break;
+    else if (depth == 0 && strchr(seps, s[n])) break;
   }
   return n;
 }
@@ -24,7 +23,7 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
   if (!list) return HS_OK;
   const char *s = list;
   while (*s) {
-    size_t n = item_len(s);
+    size_t n = hs__list_item(s, ",");
     if (n > 0) {
       const char *eq = memchr(s, '=', n);
       if (!eq || eq == s)
@@ -179,6 +178,14 @@ int hs__options_resolve(hs_plan p) {
     for (int i = 0; i < p->noptions; i++)
       if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
     int rc = parse_value(p, s, v, p->config);
+    if (rc != HS_OK) return rc;
+  }
+  return HS_OK;
+}
+
+int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg) {
+  for (int k = 0; table && table[k].key; k++) {
+    int rc = parse_value(p, &table[k], table[k].def, cfg);
     if (rc != HS_OK) return rc;
   }
   return HS_OK;

@@ -3,7 +3,7 @@
  * cell the plan writes with the value of the global cell it mirrors. Fields are read and
  * written box by box in z-fastest order, directly or through the fields' pack/unpack hooks,
  * so any layout works; the caller's data is saved first and put back at the end. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Packing engine: sections are pre-reduced to memcpy runs inside at most three loops. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,63 +1,10 @@
 /* Plans: transport choice, creation and destruction, the swap state machine, statistics. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-size_t hs_type_size(hs_type t) {
-  switch (t) {
-  case HS_FLOAT64: return 8;
-  case HS_FLOAT32: return 4;
-  case HS_INT32: return 4;
-  case HS_INT64: return 8;
-  default: return 0;
-  }
-}
-
-hs_field hs_field_array(hs_type type, void *data, hs_layout layout, int halo) {
-  hs_field f;
-  memset(&f, 0, sizeof f);
-  f.type = type;
-  f.data = data;
-  f.layout = layout;
-  f.halo[0] = f.halo[1] = halo; /* z: none unless the caller sets halo[2] */
-  return f;
-}
-
-static bool axis_ok(const hs_field *f, int axis) { return f && axis >= 0 && axis < HS_MAX_DIMS; }
-
-void hs_field_set_halo(hs_field *f, int axis, int lo, int hi) {
-  if (!axis_ok(f, axis)) return;
-  f->halo[axis] = lo;
-  f->halo_hi[axis] = hi;
-  f->halo_hi_set[axis] = 1;
-}
-
-void hs_field_set_depth(hs_field *f, int axis, int lo, int hi) {
-  if (!axis_ok(f, axis)) return;
-  f->depth_lo[axis] = lo;
-  f->depth_hi[axis] = hi;
-  f->depth_set[axis] = 1;
-}
-
-void hs_field_set_stagger(hs_field *f, int axis, hs_stagger s, hs_owner owner) {
-  if (!axis_ok(f, axis)) return;
-  f->stagger[axis] = (int)s;
-  f->owner[axis] = (int)owner;
-}
-
-void hs_field_set_extent(hs_field *f, int axis, int cells) {
-  if (axis_ok(f, axis)) f->extent[axis] = cells;
-}
-
-void hs_field_set_components(hs_field *f, int ncomp, hs_comp_order order, ptrdiff_t comp_stride) {
-  if (!f) return;
-  f->ncomp = ncomp;
-  f->comp_order = (int)order;
-  f->comp_stride = comp_stride;
-}
 
 void hs_plan_desc_init(hs_plan_desc *d) {
   memset(d, 0, sizeof *d);
@@ -95,8 +42,14 @@ static void copy_order(hs_plan p, const hs_plan_desc *desc) {
   }
 }
 
+enum {
+  HS_CREATE_NESTED = 1u << 0 /* a plan the library makes for itself (hs__plan_nest):
+                                HALOSWAP_OPTIONS was meant for the outer plan, not applied */
+};
+
 /* ------------------------------------------------------------------ transport choice */
-static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags) {
+static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags,
+                             const hs_plan parent) {
   const char *spec = desc->transport_name;
   if (!spec) {
     const char *why = NULL;
@@ -126,6 +79,9 @@ static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags
                      p->transport_name, list);
   }
   int rc = HS_OK;
+  /* A plan nested in one of the same transport takes its options as parsed, less the core's. */
+  for (int i = 0; parent && i < parent->noptions; i++)
+    if (!hs__core_option(parent->options[i].key)) p->options[p->noptions++] = parent->options[i];
   if (!(flags & HS_CREATE_NESTED))
     rc = hs__options_add(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
   if (rc == HS_OK && colon) rc = hs__options_add(p, colon + 1, "the transport name");
@@ -169,9 +125,10 @@ static void destroy(hs_plan p) {
   if (!p->staged && p->ops->destroy) p->ops->destroy(p);
 }
 
-/* stage_axis, wide: a stage of a staged exchange (hs__plan_create_stage); 0 otherwise. */
+/* stage_axis, wide: a stage of a staged exchange (hs__plan_nest); 0 otherwise. parent: the
+ * plan whose parsed options this one takes (hs__plan_nest), or NULL. */
 static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, int stage_axis,
-                       unsigned wide, hs_plan *out) {
+                       unsigned wide, const hs_plan parent, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -211,7 +168,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
   rc = hs__copy_fields(p, desc);
   if (rc == HS_OK) rc = hs__check_sweep(p);
-  if (rc == HS_OK) rc = resolve_transport(p, desc, flags);
+  if (rc == HS_OK) rc = resolve_transport(p, desc, flags, parent);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
@@ -252,17 +209,28 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   return HS_OK;
 }
 
-int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out) {
-  return plan_create(d, desc, flags, 0, 0u, out);
-}
-
-int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
-                          hs_plan *out) {
-  return plan_create(d, desc, HS_CREATE_NESTED, axis + 1, wide, out);
+int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out) {
+  hs_plan_desc d;
+  hs_plan_desc_init(&d);
+  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
+  d.stencil = p->stencil;
+  d.nfields = p->nfields;
+  d.fields = p->user_fields;
+  d.transport_name = spec ? spec : p->transport_name;
+  if (!stage_axis) { /* a stage's geometry is its own; the combine order is the plan's */
+    d.oneway = p->oneway;
+    d.oneway_axis = p->oneway_axis;
+    d.order = p->order;
+    d.norder = p->norder;
+    d.order_offsets = &p->order_offsets[0][0];
+    d.nsweep = p->nsweep;
+    memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
+  }
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage_axis, wide, spec ? NULL : p, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
-  return hs__plan_create_ex(d, desc, 0, out);
+  return plan_create(d, desc, 0, 0, 0u, NULL, out);
 }
 
 int hs_plan_free(hs_plan *pp) {

@@ -1,7 +1,7 @@
 /* The transports this build contains, from transports.def, which CMake generates from the
  * transport.cmake file of every folder under src/transports/: built ones give their ops
  * symbol, known ones that this build leaves out give their id, name and the reason. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,4 +106,11 @@ int hs_transport_available(MPI_Comm comm, const char *name, char *why, size_t le
   }
   if (rc != HS_OK) return hs__error(rc, "transport %s is not usable: %s", name, buf);
   return HS_OK;
+}
+
+void hs__transport_list(char *buf, size_t len) {
+  size_t n = 0;
+  if (len) buf[0] = 0;
+  for (int i = 0; i < hs_transport_count(); i++)
+    hs__appendf(buf, len, &n, "%s%s", i ? ", " : "", hs_transport_name(i));
 }

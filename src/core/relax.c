@@ -1,6 +1,6 @@
 /* Polite busy-waiting: ranks may outnumber cores (the tests oversubscribe). */
 #define _POSIX_C_SOURCE 200809L
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <sched.h>
 

@@ -20,7 +20,7 @@
  * anonymous memory back with its contents (mremap of a copy over it), but only if
  * /proc/self/maps still shows our memfd there (the caller may have freed the array). */
 #define _GNU_SOURCE
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -531,8 +531,8 @@ int hs__remap_setup(hs_plan p) {
   int rc = hs__agree(p->comm, m ? HS_OK : hs__error(HS_ERR_NOMEM, "remap: out of memory"));
   if (rc != HS_OK) return rc;
   MPI_Comm node;
-  HS_MPI(MPI_Comm_split_type(p->comm, MPI_COMM_TYPE_SHARED, p->rank, MPI_INFO_NULL, &node));
-  MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+  rc = hs__node_comm(p->comm, 0, &node);
+  if (rc != HS_OK) return rc;
   int nsize;
   MPI_Comm_size(node, &nsize);
   int *comm_of = malloc((size_t)nsize * sizeof *comm_of);

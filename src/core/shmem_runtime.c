@@ -2,7 +2,7 @@
  * build; without OpenSHMEM (HS_HAVE_SHMEM unset: MPICH, or no oshcc) every call reports it
  * unavailable. */
 #include "hs_shmem_runtime.h"
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * to include the halos those stages filled. Edges and corners then travel in two or three
  * hops, and a rank sends 2 messages per decomposed axis instead of up to 26 (Lare3d's own
  * scheme). Each stage is a nested plan of the same transport whose geometry holds only the
- * faces of its axis (hs__plan_create_stage, src/core/geometry.c widens the sections), so
+ * faces of its axis (hs__plan_nest, src/core/geometry.c widens the sections), so
  * every transport runs it unchanged: a stage is a whole swap with the ordinary contract, and
  * stage k+1 starts only when stage k is complete. The staged plan itself keeps the direct
  * geometry: the analytic check, auto's validation and the reverse exchange use it. Every
@@ -12,7 +12,7 @@
  * boxes, which span halo cells on the axes exchanged before (docs/design.md).
  * The sweep (combine order HS_ORDER_SWEEP) runs the same stages in the sweep order with
  * slabs over the whole swapped halo of every other axis, forward and reverse. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +29,6 @@ static const char axis_name[HS_MAX_DIMS] = {'x', 'y', 'z'};
 
 /* The given options without the core's, as text for the stages' plans (values with commas
  * in brackets). */
-static int stage_options(const hs_plan p, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = 0;
-  for (int i = 0; i < p->noptions; i++) {
-    const hs_option *o = &p->options[i];
-    if (hs__core_option(o->key)) continue;
-    bool br = strchr(o->val, ',') != NULL;
-    hs__appendf(buf, len, &n, "%s%s=%s%s%s", n ? "," : "", o->key, br ? "[" : "", o->val,
-                br ? "]" : "");
-  }
-  return n < len ? HS_OK : hs__error(HS_ERR_ARG, "staged: options too long for a stage's plan");
-}
-
 /* Some offset moves data along two or more axes (an edge or a corner)? */
 static bool has_edges(const hs_plan p) {
   for (int i = 0; i < p->noffsets; i++) {
@@ -92,21 +79,11 @@ int hs__staged_setup(hs_plan p) {
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   p->staged = s;
   p->core_bytes += sizeof *s;
-  char opts[HS_MAX_OPTIONS * (HS_OPT_KEY_LEN + HS_OPT_VAL_LEN + 3)];
-  int rc = stage_options(p, opts, sizeof opts);
-  hs_plan_desc d;
-  hs_plan_desc_init(&d);
-  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
-  d.stencil = p->stencil;
-  d.nfields = p->nfields;
-  d.fields = p->user_fields;
-  d.transport_name = p->transport_name;
-  d.options = opts;
-  rc = hs__agree(p->comm, rc);
+  int rc = HS_OK;
   unsigned wide = sweep ? HS_STAGE_FULL : 0u;
   for (int k = 0; k < naxes && rc == HS_OK; k++) {
     int a = axes[k];
-    rc = hs__plan_create_stage(p->decomp, &d, a, wide, &s->stage[s->n]);
+    rc = hs__plan_nest(p, NULL, a + 1, wide, &s->stage[s->n]);
     if (rc != HS_OK) break; /* collective: failed on every rank */
     s->axis[s->n++] = a;
     if (!sweep) wide |= 1u << a;

@@ -19,7 +19,7 @@
  *         are built from MPI_BYTE runs in message order), so any mixture would still match.
  * Fields with pack/unpack hooks always pack. persistent=1: persistent requests for the
  * registered arrays (per-swap arrays get ordinary ones; under auto, built once decided). */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,16 @@
 #define TRIAL_REPS 7 /* measured swaps per mode */
 
 static const int mode_of_config[4] = {0, SEND_DT | RECV_DT, RECV_DT, SEND_DT};
+
+/* Indices are the dtype values above. */
+static const char *const dtype_vals[] = {"0", "1", "recv", "send", "auto", NULL};
+const hs_option_spec hs__twosided_options[] = {
+    HS_OPTION_CHOICE("dtype", "auto", dtype_vals, hs_twosided_config, dtype,
+     "derived datatypes on both sides (1), packing (0), datatypes to receive only (recv) or "
+     "to send only (send), or the faster of 1 and 0 over the first 18 swaps (auto)"),
+    HS_OPTION_BOOL("persistent", "0", hs_twosided_config, persistent,
+     "persistent requests for the registered arrays"),
+    HS_OPTIONS_END};
 
 struct hs_twosided {
   hs_twosided_config c;
@@ -145,15 +155,13 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   }
   int n = peers ? npeers : p->npeers;
   size_t nb = (size_t)(n > 0 ? n : 1);
-  e->rpeer = hs__malloc(p, nb * sizeof(int));
-  e->speer = hs__malloc(p, nb * sizeof(int));
-  e->roff = hs__malloc(p, nb * sizeof(size_t));
-  e->soff = hs__malloc(p, nb * sizeof(size_t));
-  e->done = hs__malloc(p, nb * sizeof(int));
-  e->st = hs__malloc(p, nb * sizeof(MPI_Status));
+  int rc = hs__calloc_arrays(p, nb, (void **)&e->rpeer, sizeof(int), (void **)&e->speer,
+                             sizeof(int), (void **)&e->roff, sizeof(size_t), (void **)&e->soff,
+                             sizeof(size_t), (void **)&e->done, sizeof(int), (void **)&e->st,
+                             sizeof(MPI_Status), (void **)NULL);
   e->rreq = requests(p, n);
   e->sreq = requests(p, n);
-  if (!e->rpeer || !e->speer || !e->roff || !e->soff || !e->done || !e->st || !e->rreq || !e->sreq)
+  if (rc != HS_OK || !e->rreq || !e->sreq)
     return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   size_t rbytes = 0, sbytes = 0;
   for (int i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 /* Plan validation: every argument checked on every rank (then agreed by the caller), and
  * the collective arguments compared across ranks. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
 #define HS_RA_INTERNAL_H
 
 #include "haloswap_ra.h"
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 /* Symbols shared between the layer's files but not part of libhaloswap_ra's interface. */
 #if defined(__GNUC__)

@@ -8,9 +8,23 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SENTINEL (-1)
+
+/* CHECK(cond, format, ...): if cond is false, print this rank, the place and the message, and
+ * count it in test_failures. The program sets test_rank. */
+__attribute__((unused)) static int test_rank, test_failures;
+#define CHECK(cond, ...)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      fprintf(stderr, "[rank %d] %s:%d: FAIL: ", test_rank, __FILE__, __LINE__);    \
+      fprintf(stderr, __VA_ARGS__);                                                 \
+      fprintf(stderr, "\n");                                                        \
+      test_failures++;                                                              \
+    }                                                                               \
+  } while (0)
 
 typedef struct {
   hs_type type;
@@ -102,6 +116,71 @@ static inline void tfield_box_copy(const tfield *tf, void *data, const hs_region
         else
           memcpy(cell, b, e);
       }
+}
+
+/* Policy-hook fields whose data lives in an array the core does not see: the hooks copy whole
+ * boxes, z fastest (tfield_box_copy). */
+typedef struct {
+  const tfield *tf;
+  void *data;
+} tfield_hook;
+__attribute__((unused)) static void tfield_hook_pack(void *ctx, const hs_region *r, void *buf) {
+  tfield_hook *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, buf, 1);
+}
+__attribute__((unused)) static void tfield_hook_unpack(void *ctx, const hs_region *r,
+                                                   const void *buf) {
+  tfield_hook *h = ctx;
+  tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
+}
+
+/* MPI_Init, this rank (also test_rank) and the number of ranks. */
+static inline void test_init(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  test_rank = *rank;
+}
+
+/* The largest of every rank's count (of wrong cells, failed checks): collective. */
+static inline long test_worst(long bad) {
+  long all = 0;
+  MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return all;
+}
+
+/* The arguments the test programs share: --transport SPEC (repeatable, at most max) and
+ * --swaps N. Returns 1 if argv[*i] was one of them (taken, with its value). */
+static inline int test_arg(int argc, char **argv, int *i, const char **specs, int *nspecs,
+                           int max, int *nswaps) {
+  if (!strcmp(argv[*i], "--transport") && *i + 1 < argc && *nspecs < max)
+    specs[(*nspecs)++] = argv[++*i];
+  else if (!strcmp(argv[*i], "--swaps") && *i + 1 < argc)
+    *nswaps = atoi(argv[++*i]);
+  else
+    return 0;
+  return 1;
+}
+
+/* A small default decomposition (8 x 8 x 2) of MPI_COMM_WORLD, or NULL. */
+static inline hs_decomp test_small_decomp(void) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  hs_decomp d;
+  return hs_decomp_create(MPI_COMM_WORLD, &dd, &d) == HS_OK ? d : NULL;
+}
+
+/* A plan description: depth per axis (NULL: the default), stencil, fields, transport spec. */
+static inline void test_plan_desc(hs_plan_desc *pd, const int depth[3], hs_stencil stencil,
+                                  int nfields, hs_field *fields, const char *spec) {
+  hs_plan_desc_init(pd);
+  for (int a = 0; depth && a < 3; a++) pd->depth[a] = depth[a];
+  pd->stencil = stencil;
+  pd->nfields = nfields;
+  pd->fields = fields;
+  pd->transport_name = spec;
 }
 
 /* Geometry a checker needs: the decomposition and what the plan swaps. */

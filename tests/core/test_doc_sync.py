@@ -2,6 +2,13 @@
 """Keeps the docs true to the code: every public C function, type and constant, every Fortran
 public entity, every environment variable the library reads and every option of every built
 transport is documented, and every file and internal symbol docs/design.md names exists.
+Beyond names, it compares what the docs state with the code:
+  - every transport (each transport.cmake's hs_add_transport / hs_unbuilt_transport) appears in
+    docs/design.md's layer diagram and in README.md's table of transports;
+  - a number tied to a constant, written `N (`NAME`)` or `N unit, `NAME`` (unit KiB or MiB),
+    equals the #define NAME in src/ or include/ (e.g. the reverse's piece size);
+  - an option default stated in docs/*.md (a table with option and default columns, or
+    `key=...` (default V)) equals the transport's, where the section or file names one.
 Usage: test_doc_sync.py SOURCE_DIR HS_INFO_COMMAND...   (the command prints hs_info --markdown)"""
 import glob, os, re, subprocess, sys
 
@@ -61,10 +68,12 @@ for line in table.splitlines():
 out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 if out.returncode != 0:
     problems.append(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+defaults = {}  # (transport, key) -> default, from the code
 for line in out.stdout.splitlines():
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
     if len(cells) != 5:
         continue
+    defaults[(cells[0], cells[1].strip("`"))] = cells[2].strip("`")
     checked += 1
     doc = rows.get((cells[0], cells[1]))
     if not doc:
@@ -74,7 +83,9 @@ for line in out.stdout.splitlines():
 
 # design.md: the files and internal symbols it names exist.
 tree = ""
-for path in glob.glob(os.path.join(src, "src/**/*.[ch]"), recursive=True):
+for path in glob.glob(os.path.join(src, "src/**/*.[ch]"), recursive=True) + \
+        glob.glob(os.path.join(src, "src/**/*.cmake"), recursive=True) + \
+        [os.path.join(src, "CMakeLists.txt")]:
     tree += open(path, encoding="utf-8").read()
 for path in set(re.findall(r"\b((?:src|include|tests|tools|docs|fortran)/[\w./-]+\w)", design)):
     checked += 1
@@ -86,6 +97,81 @@ for sym in set(re.findall(r"\b(hs__\w+|HS_[A-Z_]+)\b", design)):
         continue
     if not re.search(r"\b" + re.escape(sym) + r"\b", tree):
         problems.append(f"docs/design.md names {sym}, which the source does not define")
+
+# Every transport in design.md's layer diagram and README.md's table.
+names = set()
+for path in glob.glob(os.path.join(src, "src/transports/*/transport.cmake")):
+    text = open(path, encoding="utf-8").read()
+    names |= set(re.findall(r"hs_add_transport\(\s*\w+\s+([\w-]+)", text))
+    names |= set(re.findall(r"hs_unbuilt_transport\(\s*\w+\s+([\w-]+)", text))
+diagram = design.split("## Layers", 1)[1].split("```")[1]
+readme_rows = {m for m in re.findall(r"^\| `([\w-]+)`", read("README.md"), flags=re.M)}
+readme_rows |= {n for row in re.findall(r"^\| (`[\w-]+`(?:, `[\w-]+`)+) \|", read("README.md"), flags=re.M)
+                for n in re.findall(r"`([\w-]+)`", row)}
+for n in sorted(names):
+    checked += 2
+    if not re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", diagram):
+        problems.append(f"transport {n} is missing from the layer diagram of docs/design.md")
+    if n not in readme_rows:
+        problems.append(f"transport {n} has no row in README.md's table of transports")
+
+# Numbers tied to constants: `N (`NAME`)` or `N KiB, `NAME``.
+defines = {}
+for path in glob.glob(os.path.join(src, "src/**/*.[ch]"), recursive=True) + \
+        glob.glob(os.path.join(src, "include/*.h")):
+    for name, expr in re.findall(r"^#define\s+([A-Z][A-Z0-9_]+)\s+(.+?)\s*(?:/\*.*)?$",
+                                 open(path, encoding="utf-8").read(), flags=re.M):
+        expr = re.sub(r"\((?:size_t|int|unsigned|uint64_t)\)", "", expr)
+        if re.fullmatch(r"[\d\s()*+<-]+", expr):
+            defines[name] = eval(expr)
+unit = {"": 1, "KiB": 1024, "MiB": 1 << 20}
+for path in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs/*.md"))):
+    text = open(path, encoding="utf-8").read()
+    for num, u, name in re.findall(r"(\d+)\s*(KiB|MiB)?(?:\s*\(|,\s*)`([A-Z][A-Z0-9_]+)`", text):
+        if name not in defines:
+            continue
+        checked += 1
+        if int(num) * unit[u or ""] != defines[name]:
+            problems.append(f"{os.path.relpath(path, src)} says {num}{' ' + u if u else ''} "
+                            f"for {name}, the code {defines[name]}")
+
+# Option defaults stated outside docs/api.md. The transports a statement can be about: those
+# the file name names (docs/shmem-nbr.md: shmem, nbr; docs/rma.md: every rma-*), narrowed by a
+# heading that names one in backticks.
+transports = {t for t, _ in defaults}
+for path in sorted(glob.glob(os.path.join(src, "docs/*.md"))):
+    stem = os.path.basename(path)[:-3]
+    if stem == "api":
+        continue
+    scope = {t for t in transports if t in stem.split("-") or t.split("-")[0] == stem}
+    if not scope:
+        continue
+    cur, cols = set(scope), None
+    for line in open(path, encoding="utf-8"):
+        head = re.match(r"#+ .*`([\w-]+)`", line)
+        if head and head.group(1) in scope:
+            cur = {head.group(1)}
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells and "option" in cells and "default" in cells:
+            cols = (cells.index("option"), cells.index("default"))
+            continue
+        if not cells:
+            cols = None
+        stated = []
+        if cells and cols and len(cells) > max(cols):
+            key = cells[cols[0]].strip("`")
+            m = re.match(r"`?([\w.-]+)`?", cells[cols[1]])
+            if m:
+                stated.append((key, m.group(1)))
+        stated += re.findall(r"`(\w+)=[^`]*`\s*\(default `?([\w.-]+)`?\)", line)
+        for key, val in stated:
+            known = [defaults[(t, key)] for t in cur if (t, key) in defaults]
+            if not known:
+                continue
+            checked += 1
+            if val not in known:
+                problems.append(f"{os.path.relpath(path, src)}: option {key} has default {val} "
+                                f"there, {' or '.join(sorted(set(known)))} in the code ({', '.join(sorted(cur))})")
 
 for p in problems:
     print("FAIL:", p)

@@ -236,6 +236,11 @@ int main(int argc, char **argv) {
     int rc = hs_plan_create(d, &pd, &p);
     expect("HS_TRANSPORT_SHMEM where it is not usable", rc, HS_ERR_UNAVAILABLE, "shmem");
     if (rc == HS_OK) hs_plan_free(&p);
+    pd.transport = HS_TRANSPORT_DEFAULT;
+    pd.transport_name = "shmem"; /* by name: the same, with the reason */
+    rc = hs_plan_create(d, &pd, &p);
+    expect("transport name shmem where it is not usable", rc, HS_ERR_UNAVAILABLE, "shmem");
+    if (rc == HS_OK) hs_plan_free(&p);
   }
 
   hs_plan_desc_init(&pd);

@@ -77,22 +77,6 @@ static const config configs[] = {
     {"long-runs", 3, {11, 9, 83}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 1, HS_STENCIL_BOX, 0, 0, 4, 1, 2, 0, 0},
 };
 
-/* --- policy-hook fields: data lives in a private array; hooks copy boxes in ZFAST order. */
-typedef struct {
-  const tfield *tf;
-  void *data;
-} hook_ctx;
-
-static void hook_pack(void *ctx, const hs_region *r, void *buf) {
-  hook_ctx *h = ctx;
-  tfield_box_copy(h->tf, h->data, r, buf, 1);
-}
-
-static void hook_unpack(void *ctx, const hs_region *r, const void *buf) {
-  hook_ctx *h = ctx;
-  tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
-}
-
 static const hs_type type_cycle[4] = {HS_FLOAT64, HS_FLOAT32, HS_INT32, HS_INT64};
 static const hs_layout layout_cycle[3] = {HS_LAYOUT_ZFAST, HS_LAYOUT_XFAST, HS_LAYOUT_STRIDED};
 
@@ -182,7 +166,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
   tfield *tf = calloc((size_t)nf, sizeof *tf);
   void **data = calloc((size_t)nf, sizeof *data), **alt = calloc((size_t)nf, sizeof *alt);
   hs_field *fields = calloc((size_t)nf, sizeof *fields);
-  hook_ctx *hooks = calloc((size_t)nf, sizeof *hooks);
+  tfield_hook *hooks = calloc((size_t)nf, sizeof *hooks);
   for (int f = 0; f < nf; f++) {
     hs_type t = c->types ? type_cycle[f % 4] : HS_FLOAT64;
     hs_layout l = c->layouts == 0 ? HS_LAYOUT_ZFAST
@@ -199,8 +183,8 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
     if (c->callbacks && f % 2 == 1) {
       hooks[f].tf = &tf[f];
       hooks[f].data = data[f];
-      fields[f].pack = hook_pack;
-      fields[f].unpack = hook_unpack;
+      fields[f].pack = tfield_hook_pack;
+      fields[f].unpack = tfield_hook_unpack;
       fields[f].ctx = &hooks[f];
     }
   }
@@ -223,14 +207,9 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
     }
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  for (int a = 0; a < 3; a++) pd.depth[a] = c->depth[a];
-  pd.stencil = c->stencil;
+  test_plan_desc(&pd, c->depth, c->stencil, nf, fields, transport);
   pd.oneway = c->oneway;
   pd.oneway_axis = c->oneway_axis;
-  pd.nfields = nf;
-  pd.fields = fields;
-  pd.transport_name = transport;
   tgeom g;
   tgeom_from(&g, d, &pd);
   for (int f = 0; f < nf; f++) {
@@ -339,23 +318,17 @@ done:
   free(fields);
   free(hooks);
   hs_decomp_free(&d);
-  long all = 0;
-  MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return all;
+  return test_worst(bad);
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_init(&argc, &argv, &rank, &size);
   const char *specs[64], *optional[16];
   int nspecs = 0, nswaps = 4, verbose = 0, noptional = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 64)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
-      nswaps = atoi(argv[++i]);
+    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
+      continue;
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
     else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)

@@ -8,23 +8,14 @@
  * are handed boxes that span the halos of the axes exchanged before.
  * Usage: test_staged [--transport SPEC]... [--may-be-unusable NAME]... (default p2p, shm). */
 #include "haloswap.h"
+#include "halo_check.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      fprintf(stderr, "[rank %d] FAIL: ", rank);             \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-      failures++;                                            \
-    }                                                        \
-  } while (0)
+static int rank, size;
 
 #define NF 3
 
@@ -203,6 +194,7 @@ static void run(const char *spec, int ndims, const int periodic[3], hs_stencil s
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  test_rank = rank;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *specs[16], *optional[8];
   int nspecs = 0, noptional = 0;
@@ -231,7 +223,7 @@ int main(int argc, char **argv) {
       for (int i = 0; i < noptional; i++) may |= !strcmp(optional[i], name);
       if (rank == 0) printf("%s transport %s: not usable here (%s)\n", may ? "skip" : "FAIL", name, why);
       if (may) skipped++;
-      else failures++;
+      else test_failures++;
       continue;
     }
     for (int ndims = 2; ndims <= 3; ndims++)
@@ -274,7 +266,7 @@ int main(int argc, char **argv) {
     hs_decomp_free(&d);
   }
   int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&test_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
     printf("test_staged at %d ranks: %d configurations x transports, %d transports skipped: %s "
            "(%d failures)\n", size, runs, skipped, all ? "FAIL" : "ok", all);

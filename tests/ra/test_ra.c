@@ -3,25 +3,16 @@
  * "--unavailable NAME": NAME must be refused on every rank with HS_ERR_UNAVAILABLE and a
  * message naming it (a back end this build lacks, e.g. shmem without OpenSHMEM). */
 #include "haloswap_ra.h"
+#include "halo_check.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      failures++;                                                \
-      fprintf(stderr, "[rank %d] %s:%d: ", me, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fprintf(stderr, "\n");                                     \
-    }                                                            \
-  } while (0)
 
 static void run(const char *name, int use_peers) {
   int me, P;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  test_rank = me;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   hs_ra_desc d;
   hs_ra_desc_init(&d);
@@ -114,6 +105,7 @@ static void run(const char *name, int use_peers) {
 static void unavailable(const char *name) {
   int me;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  test_rank = me;
   char why[256] = "";
   int rc = hs_ra_backend_available(name, why, sizeof why);
   CHECK(rc == HS_ERR_UNAVAILABLE && why[0], "%s: available: rc %d '%s'", name, rc, why);
@@ -132,6 +124,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  test_rank = me;
   const char *def[] = {"p2p", "rma", "rma-epoch"};
   int n = argc > 1 ? argc - 1 : 3;
   if (argc == 3 && !strcmp(argv[1], "--unavailable")) {
@@ -152,7 +145,7 @@ int main(int argc, char **argv) {
   CHECK(rc == HS_ERR_ARG && strstr(hs_error_message(), "narrays = 0"), "bad narrays: %d %s", rc,
         hs_error_message());
   int total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0) printf("test_ra: %s (%d failures)\n", total ? "FAILED" : "passed", total);
   hs_ra_finalize();
   return total ? 1 : 0;

@@ -28,17 +28,7 @@ void shmem_finalize(void) {
 
 int hs__shmem_refs(void); /* internal (src/core/hs_shmem_runtime.h) */
 
-static int me, P, failures;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      failures++;                                                     \
-      fprintf(stderr, "[rank %d] %s:%d: ", me, __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-    }                                                                 \
-  } while (0)
+static int me, P;
 
 /* A shmem-transport plan on one int32 field with its oracle. */
 typedef struct {
@@ -136,6 +126,7 @@ int main(int argc, char **argv) {
   int plan_first = !strcmp(order, "plan-first"), end_ra = !strcmp(end, "ra");
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  test_rank = me;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   CHECK(n_init == 0 && hs__shmem_refs() == 0, "OpenSHMEM started before any user");
 
@@ -182,7 +173,7 @@ int main(int argc, char **argv) {
   expect_refs(0, "both freed again");
 
   int total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&test_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (end_ra)
     CHECK(hs_ra_finalize() == HS_OK, "hs_ra_finalize failed");
   else
@@ -193,7 +184,7 @@ int main(int argc, char **argv) {
   CHECK(fin, "MPI is not finalised after %s", end_ra ? "hs_ra_finalize" : "MPI_Finalize");
   CHECK(n_init == 1 && n_fini == 1, "shmem_init called %d times, shmem_finalize %d times", n_init,
         n_fini);
-  total += failures;
+  total += test_failures;
   if (me == 0)
     printf("test_shmem_runtime --order %s --end %s: %s (shmem_init x%d, shmem_finalize x%d)\n",
            order, end, total ? "FAILED" : "passed", n_init, n_fini);

@@ -14,7 +14,7 @@
  * staged where the plan has edges; a candidate may carry any number of options; bracket the
  * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
  * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -72,7 +72,7 @@ typedef struct {
   auto_cand c[AUTO_MAX_CAND];
 } auto_t;
 
-static int is_sep(char ch) { return ch == '+' || ch == ';'; }
+#define CAND_SEPS "+;" /* between candidates (commas separate options) */
 
 /* The staged exchange (core option staged=1) of these, where the plan has edges or corners
  * to carry (docs/design.md, "Staged exchange"). */
@@ -118,10 +118,9 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     return HS_OK;
   }
   for (const char *s = list; *s;) {
-    while (is_sep(*s) || *s == ' ') s++;
+    while (*s && strchr(CAND_SEPS " ", *s)) s++;
     if (!*s) break;
-    size_t n = 0;
-    while (s[n] && !is_sep(s[n])) n++;
+    size_t n = hs__list_item(s, CAND_SEPS);
     if (t->n == AUTO_MAX_CAND)
       return hs__error(HS_ERR_ARG, "auto: candidates = '%s': more than %d entries", list,
                        AUTO_MAX_CAND);
@@ -152,28 +151,15 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
   return HS_OK;
 }
 
-static void create_candidate(hs_plan p, auto_cand *c, hs_field *fl) {
+static void create_candidate(hs_plan p, auto_cand *c) {
   char name[64], why[256] = "";
   snprintf(name, sizeof name, "%.*s", (int)strcspn(c->spec, ":"), c->spec);
   if (hs_transport_available(p->comm, name, why, sizeof why) != HS_OK) {
     snprintf(c->reason, sizeof c->reason, "unavailable: %s", why[0] ? why : hs_error_message());
     return;
   }
-  hs_plan_desc d;
-  hs_plan_desc_init(&d);
-  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
-  d.stencil = p->stencil;
-  d.oneway = p->oneway;
-  d.oneway_axis = p->oneway_axis;
-  d.nfields = p->nfields;
-  d.fields = fl;
-  d.transport_name = c->spec;
-  d.order = p->order; /* the combine order is the plan's, whatever moves the data */
-  d.norder = p->norder;
-  d.order_offsets = &p->order_offsets[0][0];
-  d.nsweep = p->nsweep;
-  memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
-  if (hs__plan_create_ex(p->decomp, &d, HS_CREATE_NESTED, &c->plan) != HS_OK) {
+  /* the plan's geometry and combine order, whatever moves the data */
+  if (hs__plan_nest(p, c->spec, 0, 0u, &c->plan) != HS_OK) {
     c->plan = NULL;
     snprintf(c->reason, sizeof c->reason, "plan creation failed: %s", hs_error_message());
   }
@@ -185,13 +171,6 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void print_report(hs_plan p, FILE *out);
-
-/* Sub-plans see the fields as the caller described them (every geometry member included). */
-static hs_field *candidate_fields(hs_plan p) {
-  hs_field *fl = calloc((size_t)p->nfields, sizeof *fl);
-  if (fl) memcpy(fl, p->user_fields, (size_t)p->nfields * sizeof *fl);
-  return fl;
-}
 
 /* The halo sections a swap writes, through the fields (or their hooks), in plan order: what
  * auto saves and puts back when it cannot use the analytic check. */
@@ -382,12 +361,10 @@ static int auto_setup(hs_plan p) {
    * before any collective call. */
   int rc = parse_candidates(p, t, cfg->candidates);
   if (rc != HS_OK) return rc;
-  hs_field *fl = candidate_fields(p);
   hs_oracle *o = NULL;
   char *saved = NULL;
   int analytic = cfg->check == CHECK_ANALYTIC || (cfg->check == CHECK_AUTO && !p->has_callbacks);
-  rc = fl ? HS_OK : hs__error(HS_ERR_NOMEM, "auto: out of memory");
-  if (rc == HS_OK && analytic) rc = hs__oracle_begin(p, &o);
+  if (analytic) rc = hs__oracle_begin(p, &o);
   if (rc == HS_OK && !analytic) {
     size_t hb = halo_io(p, NULL, 1);
     saved = malloc(hb ? hb : 1);
@@ -407,7 +384,7 @@ static int auto_setup(hs_plan p) {
                cfg->budget);
       continue;
     }
-    create_candidate(p, &t->c[i], fl);
+    create_candidate(p, &t->c[i]);
     if (t->c[i].plan) validate(p, &t->c[i], o, &dirty);
     valid += t->c[i].plan != NULL;
   }
@@ -437,7 +414,6 @@ out:
   hs__oracle_end(p, o); /* the caller's data back */
   if (saved) halo_io(p, saved, 0);
   free(saved);
-  free(fl);
   return rc;
 }
 

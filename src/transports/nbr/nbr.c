@@ -10,7 +10,7 @@
  * datatypes) runs as a non-persistent MPI_Ineighbor_alltoallw. Ranks must therefore pass
  * per-swap arrays on the same swaps (MONC's source_data is passed by every rank at the same
  * point); a program that cannot promise that sets persistent=0. */
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -1,6 +1,3 @@
-if(HS_SMPI)
-  # SimGrid SMPI 3.32 aborts in MPI_Dist_graph_create_adjacent ("Not yet implemented").
-  message(STATUS "haloswap: nbr not built under SMPI (no MPI_Dist_graph_create_adjacent)")
-  return()
-endif()
-hs_add_transport(hs__transport_nbr nbr.c)
+# SimGrid SMPI 3.32 aborts in MPI_Dist_graph_create_adjacent ("Not yet implemented").
+hs_add_transport(hs__transport_nbr nbr nbr.c ID HS_TRANSPORT_NBR SMPI_UNBUILT
+  "not built under SimGrid SMPI, which has no MPI_Dist_graph_create_adjacent")

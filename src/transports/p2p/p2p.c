@@ -9,19 +9,7 @@
  * each need both processes running (docs/benchmarks.md). dtype=0|1|recv|send fixes the
  * choice. Fields with pack/unpack hooks always pack. persistent=1: persistent requests
  * (measured no faster here, so off by default). */
-#include "hs_internal.h"
-
-#include <stddef.h>
-
-/* Indices are the engine's dtype values. */
-static const char *const dtype_vals[] = {"0", "1", "recv", "send", "auto", NULL};
-static const hs_option_spec p2p_options[] = {
-    HS_OPTION_CHOICE("dtype", "auto", dtype_vals, hs_twosided_config, dtype,
-     "derived datatypes on both sides (1), packing (0), datatypes to receive only (recv) or "
-     "to send only (send), or the faster of 1 and 0 over the first 18 swaps (auto)"),
-    HS_OPTION_BOOL("persistent", "0", hs_twosided_config, persistent,
-     "persistent requests for the registered arrays"),
-    HS_OPTIONS_END};
+#include "hs_transport.h"
 
 static int p2p_setup(hs_plan p) {
   return hs__twosided_create(p, NULL, 0, p->config, (hs_twosided **)&p->impl);
@@ -47,4 +35,4 @@ static void p2p_destroy(hs_plan p) {
 HS_DEFINE_TRANSPORT(hs__transport_p2p, p2p, "p2p", HS_TRANSPORT_P2P,
                     HS_OPS_DEFAULT | HS_OPS_FAILROUND,
                     "two-sided MPI: one message per peer, derived datatypes or packed",
-                    p2p_options, hs_twosided_config, .test = p2p_test);
+                    hs__twosided_options, hs_twosided_config, .test = p2p_test);

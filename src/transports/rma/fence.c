@@ -110,8 +110,6 @@ static void fence_destroy(hs_plan p) {
   if (f->open && f->r && f->r->have_win)
     MPI_Win_fence(rma_assert(f->r, MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED), f->r->win);
   hs__rma_destroy(p, f->r);
-  hs__free(p, f);
-  p->impl = NULL;
 }
 
 HS_DEFINE_TRANSPORT(hs__transport_rma_fence, fence, "rma-fence", HS_TRANSPORT_RMA_FENCE,

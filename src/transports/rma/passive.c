@@ -159,8 +159,6 @@ static void passive_destroy(hs_plan p) {
   hs__free(p, a->sreq);
   hs__free(p, a->rreq);
   hs__rma_destroy(p, a->r);
-  hs__free(p, a);
-  p->impl = NULL;
 }
 
 HS_DEFINE_TRANSPORT(hs__transport_rma_passive, passive, "rma-passive", HS_TRANSPORT_RMA_PASSIVE,

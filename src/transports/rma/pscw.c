@@ -94,8 +94,6 @@ static void pscw_destroy(hs_plan p) {
   if (w->gin != MPI_GROUP_NULL) MPI_Group_free(&w->gin);
   if (w->gout != MPI_GROUP_NULL) MPI_Group_free(&w->gout);
   hs__rma_destroy(p, w->r);
-  hs__free(p, w);
-  p->impl = NULL;
 }
 
 HS_DEFINE_TRANSPORT(hs__transport_rma_pscw, pscw, "rma-pscw", HS_TRANSPORT_RMA_PSCW,

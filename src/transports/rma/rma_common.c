@@ -18,17 +18,12 @@ static size_t origin_bytes(const hs_peer *pe, rma_winkind kind) {
 
 static int alloc_lists(hs_plan p, rma_t *t) {
   int np = p->npeers;
-  size_t n = (size_t)(np > 0 ? np : 1);
-  t->out = hs__calloc(p, n * sizeof(int));
-  t->in = hs__calloc(p, n * sizeof(int));
-  t->my_off = hs__calloc(p, n * sizeof(MPI_Aint));
-  t->their_off = hs__calloc(p, n * sizeof(MPI_Aint));
-  t->their_bytes = hs__calloc(p, n * sizeof(MPI_Aint));
-  t->stage_off = hs__calloc(p, n * sizeof(size_t));
-  t->hdr = hs__calloc(p, n * sizeof(uint64_t));
-  if (!t->out || !t->in || !t->my_off || !t->their_off || !t->their_bytes || !t->stage_off ||
-      !t->hdr)
-    return hs__error(HS_ERR_NOMEM, "%s: out of memory for the peer lists", t->mode);
+  int rc = hs__calloc_arrays(p, (size_t)np, (void **)&t->out, sizeof(int), (void **)&t->in,
+                             sizeof(int), (void **)&t->my_off, sizeof(MPI_Aint),
+                             (void **)&t->their_off, sizeof(MPI_Aint), (void **)&t->their_bytes,
+                             sizeof(MPI_Aint), (void **)&t->stage_off, sizeof(size_t),
+                             (void **)&t->hdr, sizeof(uint64_t), (void **)NULL);
+  if (rc != HS_OK) return hs__error(rc, "%s: out of memory for the peer lists", t->mode);
   size_t bytes = 0, stage = 0;
   for (int k = 0; k < np; k++) {
     const hs_peer *pe = &p->peers[k];
@@ -204,24 +199,30 @@ int hs__rma_setup(hs_plan p, const rma_options *o, const rma_layout *l, rma_t **
 }
 
 void hs__rma_destroy(hs_plan p, rma_t *t) {
-  if (!t) return;
-  if (t->have_win) {
+  if (t && t->have_win) {
     MPI_Win_free(&t->win);
     if (t->mem_is_ours) MPI_Free_mem(t->base);
     hs__account(p, -(int64_t)(t->buf_bytes * (size_t)t->l.nbufs));
   }
-  void *blocks[] = {t->stage, t->out, t->in, t->my_off, t->their_off, t->their_bytes,
-                    t->stage_off, t->hdr, t};
-  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
+  if (t) {
+    void *blocks[] = {t->stage, t->out, t->in, t->my_off, t->their_off, t->their_bytes,
+                      t->stage_off, t->hdr, t};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
+  }
+  hs__free(p, p->impl);
+  p->impl = NULL;
+}
+
+/* The origin side's datatypes (dtype=1), or NULL: packed, or a failed round (flags only). */
+static int origin_types(hs_plan p, rma_t *t, void *const *arrays, const hs_dtypes **d) {
+  *d = NULL;
+  return t->o.dtype && !hs__failed_round(p) ? hs__dtypes_get(p, arrays, d) : HS_OK;
 }
 
 int hs__rma_put_all(hs_plan p, rma_t *t, void *const *arrays, int buf) {
-  const hs_dtypes *d = NULL;
-  int failed = hs__failed_round(p);
-  if (t->o.dtype && !failed) {
-    int rc = hs__dtypes_get(p, arrays, &d);
-    if (rc != HS_OK) return rc;
-  }
+  const hs_dtypes *d;
+  int failed = hs__failed_round(p), rc = origin_types(p, t, arrays, &d);
+  if (rc != HS_OK) return rc;
   for (int i = 0; i < t->nout; i++) {
     int k = t->out[i];
     const hs_peer *pe = &p->peers[k];
@@ -269,12 +270,9 @@ void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays) {
 }
 
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
-  const hs_dtypes *d = NULL;
-  int failed = hs__failed_round(p);
-  if (t->o.dtype && !failed) {
-    int rc = hs__dtypes_get(p, arrays, &d);
-    if (rc != HS_OK) return rc;
-  }
+  const hs_dtypes *d;
+  int failed = hs__failed_round(p), rc = origin_types(p, t, arrays, &d);
+  if (rc != HS_OK) return rc;
   for (int i = 0; i < t->nin; i++) {
     int k = t->in[i];
     const hs_peer *pe = &p->peers[k];

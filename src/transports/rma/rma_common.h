@@ -6,7 +6,7 @@
 #ifndef HS_RMA_COMMON_H
 #define HS_RMA_COMMON_H
 
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stddef.h>
 
@@ -76,6 +76,7 @@ static inline int rma_assert(const rma_t *t, int a) { return t->o.use_assert ? a
 /* Allocates t, the window and the lists, exchanges offsets with every neighbour. Collective;
  * agreed on every rank. */
 int hs__rma_setup(hs_plan p, const rma_options *o, const rma_layout *l, rma_t **out);
+/* Frees t and then the transport's state p->impl (whose member t is). */
 void hs__rma_destroy(hs_plan p, rma_t *t);
 
 /* Put-driven origin side: pack (or use datatypes) and put my data for every out-peer into

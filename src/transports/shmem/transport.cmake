@@ -2,7 +2,7 @@
 # oshcc flags are taken from the hs_oshmem target as plain flags (linking the target itself
 # would put it in haloswap's install export set).
 if(HS_HAVE_SHMEM)
-  hs_add_transport(hs__transport_shmem shmem.c)
+  hs_add_transport(hs__transport_shmem shmem shmem.c)
   get_target_property(_hs_shmem_cflags hs_oshmem INTERFACE_COMPILE_OPTIONS)
   get_target_property(_hs_shmem_lflags hs_oshmem INTERFACE_LINK_OPTIONS)
   if(_hs_shmem_cflags)

@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, failures;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (!(cond)) {                                           \
-      fprintf(stderr, "[rank %d] FAIL: ", rank);             \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, "\n");                                 \
-      failures++;                                            \
-    }                                                        \
-  } while (0)
+static int rank;
 
 static unsigned hash(const char *s) {
   unsigned h = 2166136261u;
@@ -141,18 +131,8 @@ static void run_auto(const char *options, const char *allowed) {
 
 /* Hooks that write one wrong value into every lower-side halo box: no candidate can fill the
  * halos right, so auto's analytic halo check must reject them all, on every rank. */
-typedef struct {
-  const tfield *tf;
-  void *data;
-} hook_ctx;
-
-static void hook_pack(void *ctx, const hs_region *r, void *buf) {
-  hook_ctx *h = ctx;
-  tfield_box_copy(h->tf, h->data, r, buf, 1);
-}
-
 static void bad_unpack(void *ctx, const hs_region *r, const void *buf) {
-  hook_ctx *h = ctx;
+  tfield_hook *h = ctx;
   tfield_box_copy(h->tf, h->data, r, (void *)buf, 0);
   int whole = r->count[0] >= h->tf->alloc[0];
   if (r->lo[0] < 0 && !whole) {
@@ -164,8 +144,8 @@ static void bad_unpack(void *ctx, const hs_region *r, const void *buf) {
 static void run_wrong_halos(void) {
   setup_t S;
   make_setup(&S);
-  hook_ctx ctx = {&S.tf[0], S.data[0]};
-  S.fields[0].pack = hook_pack;
+  tfield_hook ctx = {&S.tf[0], S.data[0]};
+  S.fields[0].pack = tfield_hook_pack;
   S.fields[0].unpack = bad_unpack;
   S.fields[0].ctx = &ctx;
   S.pd.options = "check=analytic"; /* hooks are opaque by default (check=auto: swap only) */
@@ -224,6 +204,7 @@ static void run_budget(void) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  test_rank = rank;
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
@@ -268,7 +249,7 @@ int main(int argc, char **argv) {
   run_bad("rounds=0", "option rounds = '0' is not allowed");
 
   int all = 0;
-  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&test_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
     printf("test_auto at %d ranks: %s (%d failures)\n", size, all ? "FAIL" : "ok", all);
   MPI_Finalize();

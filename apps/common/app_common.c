@@ -243,3 +243,79 @@ hs_decomp app_decomp(app_ctx *a, const int global[3], const int procs[2], int pe
   }
   return d;
 }
+
+void app_common_init(app_common_opts *c) {
+  memset(c, 0, sizeof *c);
+  c->shared = 1;
+}
+
+int app_common_option(app_ctx *a, app_common_opts *c, int argc, char **argv, int *i) {
+  const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+    c->help = 1;
+    return 1;
+  }
+  if (!strcmp(k, "--verbose")) {
+    c->verbose = 1;
+    return 1;
+  }
+  if (!strcmp(k, "--transport"))
+    app_transport_add(a, &c->tr, v);
+  else if (!strcmp(k, "--px"))
+    app_int(a, k, v, 0, 1 << 20, &c->px);
+  else if (!strcmp(k, "--py"))
+    app_int(a, k, v, 0, 1 << 20, &c->py);
+  else if (!strcmp(k, "--alloc") && !v)
+    app_fail(a, "option --alloc needs a value");
+  else if (!strcmp(k, "--alloc") && strcmp(v, "shared") && strcmp(v, "malloc"))
+    app_fail(a, "option --alloc = '%s': must be shared or malloc", v);
+  else if (!strcmp(k, "--alloc"))
+    c->shared = !strcmp(v, "shared");
+  else if (!strcmp(k, "--json") && !v)
+    app_fail(a, "option --json needs a value");
+  else if (!strcmp(k, "--json"))
+    c->json = v;
+  else
+    return 0;
+  (*i)++;
+  return 1;
+}
+
+/* --px and --py against the ranks, then the rest chosen by MPI_Dims_create. */
+static int app_procs(app_ctx *a, const app_common_opts *c, int procs[2]) {
+  procs[0] = c->px;
+  procs[1] = c->py;
+  const char *nm[2] = {"--px", "--py"};
+  for (int d = 0; d < 2; d++)
+    if (procs[d] > 0 && a->size % procs[d] != 0)
+      return app_fail(a, "option %s = %d does not divide the %d ranks", nm[d], procs[d], a->size);
+  if (procs[0] > 0 && procs[1] > 0 && procs[0] * procs[1] != a->size)
+    return app_fail(a, "options --px %d --py %d make %d ranks but %d are running", procs[0],
+                    procs[1], procs[0] * procs[1], a->size);
+  MPI_Dims_create(a->size, 2, procs);
+  return 0;
+}
+
+int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
+              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
+              FILE **json) {
+  *json = NULL;
+  if (c->tr.n == 0 && !a->err[0]) app_transport_add(a, &c->tr, "p2p");
+  if (app_agree(a)) return 1;
+  if (c->help) {
+    if (a->rank == 0) usage();
+    return -1;
+  }
+  if (!app_procs(a, c, procs) && check) check(a, opts, procs);
+  if (app_agree(a)) return 1;
+  *json = app_json_open(a, c->json);
+  if (app_agree(a)) return 1;
+  app_transports_expand(a, &c->tr);
+  return 0;
+}
+
+double app_init_value(long gi, long gj, long k, long fid) {
+  int64_t x = (gi * 7919 + gj * 104729 + k * 1299709 + fid * 15485863) % 2147483647;
+  for (int r = 0; r < 3; r++) x = (48271 * x + 11) % 2147483647;
+  return (double)x / 2147483647.0;
+}

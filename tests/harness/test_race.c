@@ -178,12 +178,7 @@ static long run(const geometry *gm, const char *spec, const options *o) {
     }
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  for (int a = 0; a < 3; a++) pd.depth[a] = gm->depth[a];
-  pd.stencil = gm->stencil;
-  pd.nfields = NFIELDS;
-  pd.fields = fields;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, gm->depth, gm->stencil, NFIELDS, fields, spec);
   tgeom g;
   tgeom_from(&g, d, &pd);
   for (int f = 0; f < NFIELDS; f++) tfield_fill(&tf[f], data[f], &g, f, 0, 1);
@@ -238,12 +233,8 @@ static long run(const geometry *gm, const char *spec, const options *o) {
 static int expect_unavailable(const char *spec) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
-  hs_decomp d;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) return 1;
+  hs_decomp d = test_small_decomp();
+  if (!d) return 1;
   int local[3], halo[3] = {1, 1, 0};
   for (int a = 0; a < 3; a++) local[a] = hs_decomp_local_extent(d, a);
   tfield tf;
@@ -252,10 +243,7 @@ static int expect_unavailable(const char *spec) {
   hs_field f = hs_field_array(HS_FLOAT64, x, HS_LAYOUT_ZFAST, 1);
   f.halo[2] = 0;
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = &f;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 1, &f, spec);
   hs_plan p = NULL;
   int rc = hs_plan_create(d, &pd, &p);
   char name[64];
@@ -275,18 +263,14 @@ static int expect_unavailable(const char *spec) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_init(&argc, &argv, &rank, &size);
   const char *specs[64];
   int nspecs = 0, want_unavailable = 0;
   options o = {30, 0, 0, 12345};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 64)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
-      o.swaps = atoi(argv[++i]);
+    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &o.swaps))
+      continue;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       o.seed = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--soak"))

@@ -1,7 +1,10 @@
-/* Internal interface between the haloswap core and its transports. Not installed.
- * docs/design.md is the contract this header implements. */
-#ifndef HS_INTERNAL_H
-#define HS_INTERNAL_H
+/* What a transport may use: the plan as the core built it, the ops table it fills, typed
+ * options, and the services it calls (errors, memory accounting, packing, the two-sided and
+ * on-node engines, the datatype cache, node-shared memory, the analytic check, nested
+ * plans). Not installed. What only the core uses is in hs_core.h; docs/design.md is the
+ * contract both implement. */
+#ifndef HS_TRANSPORT_H
+#define HS_TRANSPORT_H
 
 #include "haloswap.h"
 #include <stdarg.h>
@@ -10,7 +13,6 @@
 #include <stddef.h>
 
 #define HS_MAX_OFFSETS 26
-#define HS_MAX_HALO 65536 /* allocated halo width per side (validation bound) */
 #define HS_MAX_OPTIONS 16
 #define HS_OPT_KEY_LEN 32
 #define HS_OPT_VAL_LEN 256 /* also the longest STRING option a transport can receive */
@@ -34,17 +36,6 @@ typedef struct {
   int origin;            /* the rank (of the plan's communicator) that detected it */
   char msg[HS_FAIL_MSG]; /* "rank R: ...", as every rank reports it */
 } hs_failure;
-
-struct hs_decomp_s {
-  MPI_Comm comm; /* Cartesian, owned */
-  int ndims, rank, size;
-  int global[HS_MAX_DIMS], procs[HS_MAX_DIMS], periodic[HS_MAX_DIMS];
-  int coord[HS_MAX_DIMS], local[HS_MAX_DIMS], offset[HS_MAX_DIMS];
-  int perm[HS_MAX_DIMS];  /* perm[k]: the grid axis of Cartesian dimension k */
-  int place_block[HS_MAX_DIMS]; /* node block of HS_PLACE_NODE; all 0 for rank order */
-};
-/* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
-int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
 
 /* A section of a message: one field's box, reduced to a copy program over bytes. */
 typedef struct {
@@ -314,23 +305,6 @@ void hs__fail_seen(hs_plan p, int rank);
 /* Scratch for a failed round's receives: at least `bytes`, kept by the plan (grown on demand;
  * NULL if out of memory). */
 char *hs__fail_scratch(hs_plan p, size_t bytes);
-/* For the core (plan.c): record a failure found on this rank (code, hs_error_message()) as
- * the plan's if it has none yet; the plan is failed from now on. Returns code. */
-int hs__fail_local(hs_plan p, int code);
-/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
-void hs__fail_adopt(hs_plan p, const hs_plan from);
-/* Send the plan's failure to each peer that gets data from this rank in a forward round
- * (send_bytes > 0); reqs and n receive the requests, for hs__fail_texts_end. */
-int hs__fail_texts_begin(hs_plan p, MPI_Request **reqs, int *n);
-void hs__fail_texts_end(MPI_Request *reqs, int n);
-/* The error the plan's failure gives: its code and message (hs_error_message). */
-int hs__fail_return(hs_plan p);
-void hs__fail_free(hs_plan p);
-/* A layer above the C API (Fortran, the drop-ins) found a per-swap mistake where a swap
- * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
- * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
-int hs__swap_fail(hs_plan p, int code);
-
 /* ---- text (src/core/strbuf.c) */
 /* Append printf output at *n in buf (len bytes), advancing *n even past len (truncation is
  * then visible as *n >= len). */
@@ -339,8 +313,13 @@ void hs__appendf(char *buf, size_t len, size_t *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* ---- registry (src/core/registry.c) */
+/* The built transport of that name, or NULL. */
+const hs_transport_ops *hs__transport_find(const char *name);
 /* "a, b, c": the names of every built transport. */
 void hs__transport_list(char *buf, size_t len);
+/* Why a known transport called `name` is not in this build, or NULL (built, or unknown). */
+const char *hs__transport_unbuilt(const char *name);
 
 /* ---- field data */
 static inline char *hs__field_ptr(const hs_plan p, void *const *arrays, int f) {
@@ -399,11 +378,17 @@ int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done)
 /* Block until every receive is in the halos and every send buffer is free. */
 int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
 void hs__twosided_free(hs_plan p, hs_twosided *e);
+/* Its options (dtype, persistent; p2p's), and so the defaults of every two-sided part. */
+extern const hs_option_spec hs__twosided_options[];
 
 /* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
 void hs__free(hs_plan p, void *ptr);     /* NULL is fine; knows the size */
+/* Zeroed arrays of n (at least 1) elements each, given as pairs (void **slot, size_t element
+ * size) ending with NULL: HS_OK, or HS_ERR_NOMEM if any is missing (those made stay set for
+ * the caller's destroy). */
+int hs__calloc_arrays(hs_plan p, size_t n, ...);
 /* Memory the transport holds by other means (windows, shared or symmetric segments). */
 void hs__account(hs_plan p, int64_t bytes);
 
@@ -418,110 +403,25 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
  * process, and its size; NULL if that rank does not share the allocation with this one. */
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 
-/* Memory made node-shared by other means than hs_alloc (src/core/remap.c), recorded in the
- * same table so hs__shared_lookup / hs__shared_base find it as if hs_alloc'd: for such an
- * array hs__shared_lookup gives *win = MPI_WIN_NULL and the offset from the array's lowest
- * byte, and finds the newest record of a pointer first. */
-/* 1 if [ptr, ptr + bytes) meets an hs_alloc'd shared window (of any decomposition). */
-int hs__shared_in_window(const void *ptr, size_t bytes);
-/* `count` consecutive ids, the first returned, the same on every rank of node. Collective. */
-uint64_t hs__shared_new_ids(MPI_Comm node, int count);
-/* Record [ptr, ptr + bytes) of d as shared under id: bases[i] is ranks[i]'s copy (rank in d's
- * communicator) mapped in this process, sizes[i] its bytes. Returns a handle for
- * hs__shared_remove (NULL: out of memory). The newest record of a pointer is found first. */
-struct hs_shalloc *hs__shared_add(hs_decomp d, char *ptr, size_t bytes, uint64_t id, int n,
-                                  const int *ranks, char *const *bases, const size_t *sizes);
-void hs__shared_remove(struct hs_shalloc *h);
-
-/* ---- remap (src/core/remap.c): core option remap=1, Linux memfd + pidfd_getfd */
-/* At plan creation, before the transport's setup: re-back every registered array that is not
- * hs_alloc'd with a memfd mapped over its pages, map the node neighbours' arrays read-only
- * and record them with hs__shared_add. Collective; HS_ERR_UNAVAILABLE with the reason when
- * the system does not permit it. Nothing when the option is off. */
-int hs__remap_setup(hs_plan p);
-/* Undo what the plan holds (local): unmap the neighbours' arrays, and give pages no plan
- * uses any more back private anonymous memory with their contents, if still mapped as set. */
-void hs__remap_free(hs_plan p);
-void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n);
-
-/* ---- registry (src/core/registry.c) */
-const hs_transport_ops *hs__transport_find(const char *name);
-const hs_transport_ops *hs__transport_default(void);
-/* Name of a known transport id whether built or not, and why it is not built (NULL if it
- * is); NULL name for an id that is not a transport. */
-const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
-/* Why a known transport called `name` is not in this build, or NULL (built, or unknown). */
-const char *hs__transport_unbuilt(const char *name);
-/* The one answer for an unbuilt transport, by name or id: HS_ERR_UNAVAILABLE and the reason
- * ("<who>: transport <name> is not built into this haloswap: <why>"; who may be NULL). */
-int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
-
 /* ---- options (src/core/options.c) */
-/* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
- * option list; later values of a key replace earlier ones. */
-int hs__options_add(hs_plan p, const char *list, const char *origin);
-/* Check every given option against p->ops->options and fill p->config (defaults first). */
-int hs__options_resolve(hs_plan p);
+/* Length of the next item of a list whose items are separated by any of seps; separators
+ * inside [...] do not count. The one list splitter (options, auto's candidates). */
+size_t hs__list_item(const char *s, const char *seps);
 /* True if the user gave a value for key (rather than the default). */
 bool hs__option_given(const hs_plan p, const char *key);
-/* True if key is an option of the core (accepted by every transport). */
-bool hs__core_option(const char *key);
-/* Append "key=value" for every option of the transport, defaults included. */
-void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- plans (src/core/plan.c) */
-enum {
-  HS_CREATE_NESTED = 1u << 0 /* a plan a transport makes for itself (candidates of a measuring transport):
-                                HALOSWAP_OPTIONS was meant for the outer plan, not applied */
-};
-int hs__plan_create_ex(hs_decomp d, const hs_plan_desc *desc, unsigned flags, hs_plan *out);
-/* A stage of a staged exchange: a nested plan whose geometry holds the faces of `axis` only,
- * its sections widened on the axes in `wide` to include their halos (src/core/staged.c). */
-int hs__plan_create_stage(hs_decomp d, const hs_plan_desc *desc, int axis, unsigned wide,
-                          hs_plan *out);
-
-/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
- * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
- * forward and reverse */
-#define HS_STAGE_FULL 0x100u
-/* Instead of the transport's setup: build the stages (or, with no edge or corner to carry,
- * set the transport up directly). Collective. */
-int hs__staged_setup(hs_plan p);
-void hs__staged_free(hs_plan p);
+/* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):
+ * p's geometry (depths, stencil, the fields as the caller described them, and unless it is a
+ * stage the one-way direction and the combine order), transport `spec` with the options it
+ * carries, or (spec NULL) p's transport with p's options as parsed, less the core's.
+ * $HALOSWAP_OPTIONS, meant for the outer plan, is not applied again. stage_axis: a stage of a
+ * staged exchange, axis + 1, whose geometry holds the faces of that axis only, its sections
+ * widened on the axes in `wide` (src/core/staged.c); 0: not a stage. Collective. */
+int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out);
 /* The plan has edges or corners to carry between two or more exchanged axes (else a staged
  * plan runs its transport directly). */
 bool hs__staged_useful(const hs_plan p);
-int hs__staged_start(hs_plan p, void *const *arrays);
-int hs__staged_test(hs_plan p, void *const *arrays, int *done);
-int hs__staged_complete(hs_plan p, void *const *arrays);
-/* A sweep's reverse: each stage's own reverse, in the sweep order. */
-int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
-int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
-/* A failed round of every stage, carrying p's failure (src/core/fail.c's rule). */
-void hs__staged_fail(hs_plan p);
-/* Appends the stages and their peers to hs_plan_describe's text. */
-void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
-uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
-/* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
- * exchanged axes x, y, z); returns how many. */
-int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
-
-/* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
-int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
-int hs__check_same(hs_plan p, const hs_plan_desc *desc);
-/* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
- * geometry is known). */
-int hs__check_sweep(const hs_plan p);
-/* Collective (agreed inside): every field's allocated shape on each axis kept whole is rank 0's. */
-int hs__check_shapes(hs_plan p);
-int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
-int hs__build_geometry(hs_plan p);
-/* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
-void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
-/* Global index of local index i on axis a of field f (wrapped on periodic axes). */
-int hs__field_global_index(const hs_plan p, int f, int axis, int i);
-/* Global coordinate of local index i on axis a (wrapped on periodic axes). */
-int hs__global_index(const hs_plan p, int axis, int i);
 
 /* ---- analytic halo check (src/core/oracle.c): how a measuring transport validates a candidate */
 /* Fill every field with a value computed from its global coordinates (halos: a sentinel),
@@ -538,53 +438,93 @@ void hs__oracle_reset(hs_plan p, hs_oracle *o, int full);
 /* Put the fields' saved contents back and free o. */
 void hs__oracle_end(hs_plan p, hs_oracle *o);
 
-/* ---- reverse exchange (src/core/reverse.c) */
-/* The core's own, over messages to every peer (p->reverse, built on first use). */
-int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);
-int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays);
-void hs__reverse_free(hs_plan p);
-/* A transport that reads on-node neighbours' memory may let each owner read those
- * neighbours' halo boxes itself (a pull): the core runs the steps in the canonical order and
- * the transport's counter protocol with the forward roles swapped (docs/design.md), the
- * transport says where the bytes are. Off-node peers go by message as above. */
-typedef struct {
-  int peer;                       /* index in p->peers */
-  _Atomic uint64_t *posted;       /* its: the last operation whose data it has published */
-  _Atomic uint64_t *consumed;     /* mine for it: the last operation of its data I have read */
-  _Atomic uint64_t *its_consumed; /* its for me: the last operation of my data it has read */
-} hs_pull_edge;
+/* ---- the reverse's pull (src/core/reverse.c, hs_core.h): where an on-node transport says a
+ * neighbour's halo boxes are */
 typedef struct {
   const char *buf;                /* the sections' bytes packed in message order, or NULL: */
   char *const *fields;            /* the peer's fields mapped here, and */
   const hs_section *sec;          /* its halo boxes for me (its forward receive sections) */
 } hs_pull_src;
-typedef struct {
-  MPI_Win win;                    /* MPI_Win_sync around the counters (in a passive epoch) */
-  int nedges;
-  const hs_pull_edge *edges;
-  void *ctx;
-  /* Where edge e's halo boxes matching my forward send sections [j0, j1) are for this
-   * operation (after its posted counter has reached it); scratch has room for them packed. */
-  int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
-} hs_pull;
-/* Build *r unless it is built (pull NULL: every peer by message); on failure *r stays NULL.
- * Local. The transport keeps pull alive. */
-int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r);
-/* Post the pieces of the messages (never waits). A pulling transport first publishes its
- * halos and stores its posted counter = the operation's number. */
-int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays);
-/* Combine everything in canonical order; with a pull, wait until every neighbour reading
- * this rank's halos has stored consumed >= seq. */
-int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *arrays,
-                       uint64_t seq);
-void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
-/* ---- the Fortran modules' C halves (fortran/haloswap_f.c, src/core/fgeometry.c) */
-/* Their optional combine-order arguments into pd: order_offsets(orows = 3, norder) or
- * sweep_axes(nsweep) (1-based axes, checked and named as the Fortran caller wrote them);
- * norder, nsweep -1: absent. Local. */
-int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
-                const int *offsets, int nsweep, const int *axes);
+/* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
+ * memory share (shm, cma). The transport's state (p->impl) begins with an hs_node; its setup
+ * calls hs__node_setup with the hs_node_ops below, and HS_DEFINE_NODE_TRANSPORT gives it the
+ * engine's start, complete, reverse, destroy and describe. */
+/* The node communicator of comm: MPI_COMM_TYPE_SHARED, split into virtual nodes of node_size
+ * consecutive ranks if node_size > 0. Collective; the one node split of the library. */
+int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node);
+typedef struct {
+  int peer;               /* index in p->peers */
+  int nrank;              /* rank in the node communicator */
+  char *seg;              /* its segment, mapped here (its control block first) */
+  char *pub;              /* its published area in that segment */
+  size_t my_box, its_box; /* with boxes: offsets of my box for it (mine) and its for me (its) */
+  hs_section *ssec;       /* its send sections for me: where my halo is in its fields (nrecv) */
+  hs_section *rsec;       /* its receive sections from me: its halo boxes of my points (nsend) */
+  int pending;            /* complete: its data not read yet */
+} hs_node_edge;
+struct hs_node;
+typedef struct {
+  /* After the section exchange: the transport's per-edge state and the setup part of its
+   * published area (n->pub). Local; the engine agrees on the result. */
+  int (*setup)(hs_plan p, struct hs_node *n);
+  /* Optional. After every control block is visible: read the neighbours' published setup.
+   * Local. */
+  int (*connect)(hs_plan p, struct hs_node *n);
+  /* Publish operation n->seq: the forward's interior strips (reverse = 0) or the reverse's
+   * halo boxes (1), in n->pub or the boxes; returns the mode word readers see. */
+  uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
+  /* Forward: fill my halo from edge e, which has posted this operation. */
+  int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
+  /* The reverse's source (hs_pull.source; ctx is the hs_node). */
+  int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
+  /* Optional: free the transport's per-edge state (also after a partial setup). */
+  void (*release)(hs_plan p, struct hs_node *n);
+  /* Optional: appended to the engine's part of hs_plan_describe. */
+  void (*describe)(hs_plan p, struct hs_node *n, char *buf, size_t len);
+} hs_node_ops;
+typedef struct {
+  int node_size;       /* virtual nodes of this many ranks; 0: the physical node */
+  int barrier;         /* two node-wide barriers per swap instead of the counters */
+  int noncontig;       /* alloc_shared_noncontig for the window */
+  int boxes;           /* a box per on-node peer in my segment (max of send and receive bytes) */
+  int hooks_by_message; /* a plan with pack/unpack hooks sends every peer by message */
+  int pull_any_order;  /* the reverse's source reads sections where they lie (hs_pull) */
+  size_t pub_bytes;    /* the transport's published area in the control block */
+} hs_node_config;
+typedef struct hs_node {
+  int nedges, nremote;
+  hs_node_edge *edges;    /* the on-node peers */
+  char *seg;              /* my segment (my boxes at edges[i].my_box) */
+  char *pub;              /* my published area */
+  uint64_t seq;           /* operations so far, forward and reverse */
+  struct hs_node_core *core; /* the engine's own state (src/core/node.c) */
+} hs_node;
+/* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */
+int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes);
+int hs__node_start(hs_plan p, void *const *arrays);
+int hs__node_complete(hs_plan p, void *const *arrays);
+int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+void hs__node_destroy(hs_plan p);
+void hs__node_describe(hs_plan p, char *buf, size_t len);
+/* An on-node transport's ops table: the engine's operations around the transport's setup. */
+#define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
+  const hs_transport_ops sym = {.name = name_,                                               \
+                                .id = id_,                                                   \
+                                .summary = summary_,                                         \
+                                .options = options_,                                         \
+                                .config_size = sizeof(config_type),                          \
+                                .setup = setup_,                                             \
+                                .start = hs__node_start,                                     \
+                                .complete = hs__node_complete,                               \
+                                .destroy = hs__node_destroy,                                 \
+                                .describe = hs__node_describe,                               \
+                                .reverse_start = hs__node_reverse_start,                     \
+                                .reverse_complete = hs__node_reverse_complete,               \
+                                __VA_ARGS__}
+/* The mode word of the operation edge e has posted. */
+uint32_t hs__node_mode(const hs_node_edge *e);
 
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */

@@ -1,8 +1,8 @@
-/* C side of the Fortran module haloswap_geometry (fortran/haloswap_geometry.F90): scalar and
+/* C half of the Fortran module haloswap_geometry (fortran/haloswap_geometry.F90): scalar and
  * array arguments only. A field arrives as its declared shape and the points below the
  * interior per dimension; the axes, the points above and the components follow here from
  * the decomposition. */
-#include "hs_internal.h"
+#include "hs_core.h"
 
 #include <stdlib.h>
 

@@ -149,12 +149,7 @@ static long run(const config *c, const char *spec, int nswaps) {
     for (int a = 0; a < 3; a++) fields[f].halo[a] = tf[f].halo[a];
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  for (int a = 0; a < 3; a++) pd.depth[a] = c->depth[a];
-  pd.stencil = c->stencil;
-  pd.nfields = nf;
-  pd.fields = fields;
-  pd.transport_name = spec;
+  test_plan_desc(&pd, c->depth, c->stencil, nf, fields, spec);
   tgeom g;
   tgeom_from(&g, d, &pd);
   for (int f = 0; f < nf; f++) {
@@ -239,12 +234,8 @@ static long run(const config *c, const char *spec, int nswaps) {
 static int check_errors(void) {
   int rank, bad = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
-  hs_decomp d;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) return 1;
+  hs_decomp d = test_small_decomp();
+  if (!d) return 1;
   void *a = NULL;
   if (hs_alloc(d, 64, &a) != HS_OK || !a) bad++;
   int other;
@@ -261,24 +252,18 @@ static int check_errors(void) {
   if (hs_alloc(d, rank % 2 ? 0 : 32, &z) != HS_OK || !z) bad++;
   if (hs_free(d, z) != HS_OK) bad++;
   hs_decomp_free(&d);
-  int all = 0;
-  MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return all;
+  return (int)test_worst(bad);
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_init(&argc, &argv, &rank, &size);
   const char *specs[16];
   int nspecs = 0, nswaps = 4;
   uint64_t seed = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 16)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--swaps") && i + 1 < argc)
-      nswaps = atoi(argv[++i]);
+    if (test_arg(argc, argv, &i, specs, &nspecs, 16, &nswaps))
+      continue;
     else if (!strcmp(argv[i], "--race"))
       race = 1;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)

@@ -1,6 +1,7 @@
-/* Pieces shared by the mini-apps (monc-mini, brams-mini): option parsing with collective
- * error handling, exact order-independent checksums, the transport list, and the timing
- * summary (max and mean over ranks) printed and written as JSON. */
+/* Pieces shared by the mini-apps (the folders under apps/): option parsing with collective
+ * error handling (the options every app takes, the start-up every app does), exact
+ * order-independent checksums, the transport list, the analytic initial values, and the
+ * timing summary (max and mean over ranks) printed and written as JSON. */
 #ifndef HS_APP_COMMON_H
 #define HS_APP_COMMON_H
 
@@ -46,6 +47,30 @@ typedef struct {
 } app_transports;
 int app_transport_add(app_ctx *a, app_transports *t, const char *spec);
 void app_transports_expand(app_ctx *a, app_transports *t);
+
+/* Options every mini-app takes: --help (-h), --verbose, --transport SPEC (repeatable; p2p
+ * when none), --px N, --py N (ranks along x and y, 0: chosen), --alloc shared|malloc (fields
+ * from hs_alloc, the default, or calloc), --json FILE. */
+typedef struct {
+  int help, verbose, px, py, shared;
+  const char *json;
+  app_transports tr;
+} app_common_opts;
+void app_common_init(app_common_opts *c);
+/* If argv[*i] is one of the options above, takes it (and *i past its value) and returns 1,
+ * with an error recorded if the value is bad; else 0. */
+int app_common_option(app_ctx *a, app_common_opts *c, int argc, char **argv, int *i);
+/* The start of every app's main, after its own parsing: agree on the options, print the usage
+ * for --help, make the process grid procs from --px/--py, run the app's own check (optional:
+ * grid against procs), open the JSON file (*json, rank 0) and expand "all". Returns 0 to go
+ * on, -1 after --help, 1 on an error (printed once, the same on every rank). */
+int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
+              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
+              FILE **json);
+
+/* Initial value in [0,1) from global coordinates and a field id: integer arithmetic only, so
+ * every language and decomposition gets the same bits. */
+double app_init_value(long gi, long gj, long k, long fid);
 
 /* Sum of the 64-bit patterns of the doubles modulo 2^64: exact, independent of order and
  * of the decomposition. Reduced over ranks with an integer sum. */

@@ -92,12 +92,19 @@ module haloswap_ra
        import :: c_int, c_ptr
        type(c_ptr), value :: ra
      end function c_epoch_end
-     integer(c_int) function c_set_targets(ra, n, ranks, indices) bind(c, name="hs_ra_f_set_targets")
+     integer(c_int) function c_set_targets(ra, n, nindices, ranks, indices) &
+          bind(c, name="hs_ra_f_set_targets")
        import :: c_int, c_ptr
        type(c_ptr), value :: ra
-       integer(c_int), value :: n
+       integer(c_int), value :: n, nindices
        integer(c_int), intent(in) :: ranks(*), indices(*)
      end function c_set_targets
+     integer(c_int) function c_explain(ra, get, array, rank, index, status) &
+          bind(c, name="hs_ra_f_explain")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: ra
+       integer(c_int), value :: get, array, rank, index, status
+     end function c_explain
      integer(c_int) function c_clear(ra) bind(c, name="hs_ra_clear")
        import :: c_int, c_ptr
        type(c_ptr), value :: ra
@@ -195,6 +202,8 @@ contains
     integer(c_int32_t), intent(in) :: value
     status = int(c_put(layer%ptr, int(array - 1, c_int), int(rank, c_int), &
          int(index - 1, c_int), value))
+    if (status /= HALOSWAP_OK) status = int(c_explain(layer%ptr, 0_c_int, int(array, c_int), &
+         int(rank, c_int), int(index, c_int), int(status, c_int)))
   end function haloswap_ra_put
 
   integer function haloswap_ra_get(layer, array, rank, index, value) result(status)
@@ -203,6 +212,8 @@ contains
     integer(c_int32_t), intent(out) :: value
     status = int(c_get(layer%ptr, int(array - 1, c_int), int(rank, c_int), &
          int(index - 1, c_int), value))
+    if (status /= HALOSWAP_OK) status = int(c_explain(layer%ptr, 1_c_int, int(array, c_int), &
+         int(rank, c_int), int(index, c_int), int(status, c_int)))
   end function haloswap_ra_get
 
   !> The bit mask of a list of arrays (1..narrays); every array if absent.
@@ -248,16 +259,12 @@ contains
     type(haloswap_ra_layer), intent(in) :: layer
     integer, intent(in) :: ranks(:), indices(:)
     integer(c_int) :: dummy(1) = 0
-    if (size(ranks) /= size(indices)) then
-       ! Still collective: the C side refuses n < 0 on every rank together.
-       status = int(c_set_targets(layer%ptr, -1_c_int, dummy, dummy))
-       return
-    end if
-    if (size(ranks) == 0) then
-       status = int(c_set_targets(layer%ptr, 0_c_int, dummy, dummy))
+    if (size(ranks) == 0 .or. size(indices) == 0) then
+       status = int(c_set_targets(layer%ptr, int(size(ranks), c_int), int(size(indices), c_int), &
+            dummy, dummy))
     else
-       status = int(c_set_targets(layer%ptr, int(size(ranks), c_int), int(ranks, c_int), &
-            int(indices, c_int)))
+       status = int(c_set_targets(layer%ptr, int(size(ranks), c_int), int(size(indices), c_int), &
+            int(ranks, c_int), int(indices, c_int)))
     end if
   end function haloswap_ra_set_targets
 

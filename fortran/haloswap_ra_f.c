@@ -43,18 +43,61 @@ int hs_ra_f_backend_available(const char *name, char *why, int len, int *why_len
   return rc;
 }
 
-/* Fortran indices are 1-based. */
-int hs_ra_f_set_targets(hs_ra ra, int n, const int *ranks, const int *indices1) {
-  if (!ra || n < 0 || (n > 0 && (!ranks || !indices1)))
-    return hs_ra_set_targets(ra, n, ranks, indices1); /* its own (collective) refusal */
+/* Arrays this layer has (hs_ra_local refuses the others). */
+static int narrays_of(hs_ra ra) {
+  int n = 0;
+  while (n < HS_RA_MAX_ARRAYS && hs_ra_local(ra, n)) n++;
+  return n;
+}
+
+/* Fortran indices are 1-based; refusals name them so. */
+int hs_ra_f_set_targets(hs_ra ra, int n, int nindices, const int *ranks, const int *indices1) {
+  if (!ra) return hs_ra_set_targets(ra, n, ranks, indices1); /* its own refusal */
+  int size, rc = HS_OK;
+  MPI_Comm_size(hs_ra_comm(ra), &size);
+  if (n != nindices) {
+    rc = hs__error(HS_ERR_ARG, "haloswap_ra_set_targets: size(ranks) = %d but size(indices) = %d",
+                   n, nindices);
+    n = 0;
+  }
+  for (int k = 0; k < n && rc == HS_OK; k++) {
+    if (ranks[k] < 0 || ranks[k] >= size)
+      rc = hs__error(HS_ERR_ARG, "haloswap_ra_set_targets: ranks(%d) = %d, must be in [0, %d)",
+                     k + 1, ranks[k], size);
+    else if (indices1[k] < 1 || indices1[k] > hs_ra_capacity(ra, ranks[k]))
+      rc = hs__error(HS_ERR_ARG,
+                     "haloswap_ra_set_targets: indices(%d) = %d on rank %d, must be in [1, %d]",
+                     k + 1, indices1[k], ranks[k], hs_ra_capacity(ra, ranks[k]));
+  }
   int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-  int rc = hs__agree(hs_ra_comm(ra), idx ? HS_OK
-                                         : hs__error(HS_ERR_NOMEM,
-                                                     "haloswap_ra_set_targets: out of memory"));
+  if (!idx && rc == HS_OK) rc = hs__error(HS_ERR_NOMEM, "haloswap_ra_set_targets: out of memory");
+  rc = hs__agree(hs_ra_comm(ra), rc);
   if (rc == HS_OK) {
     for (int k = 0; k < n; k++) idx[k] = indices1[k] - 1;
     rc = hs_ra_set_targets(ra, n, ranks, idx);
   }
   free(idx);
   return rc;
+}
+
+/* After a refused haloswap_ra_put/get: the refusal again, in Fortran's numbering. */
+int hs_ra_f_explain(hs_ra ra, int get, int array1, int rank, int index1, int status) {
+  const char *fn = get ? "haloswap_ra_get" : "haloswap_ra_put";
+  if (!ra) return hs__error(status, "%s: the layer is not created (or freed)", fn);
+  int size, na = narrays_of(ra);
+  MPI_Comm_size(hs_ra_comm(ra), &size);
+  if (array1 < 1 || array1 > na)
+    return hs__error(status, "%s: array = %d, must be in [1, %d]", fn, array1, na);
+  if (rank < 0 || rank >= size)
+    return hs__error(status, "%s: rank = %d, must be in [0, %d)", fn, rank, size);
+  int cap = hs_ra_capacity(ra, rank);
+  if (index1 < 1 || index1 > cap)
+    return hs__error(status, "%s: index = %d on rank %d, must be in [1, %d] (its capacity)", fn,
+                     index1, rank, cap);
+  if (status == HS_ERR_ARG)
+    return hs__error(status,
+                     "%s: element %d of array %d on rank %d was not declared with "
+                     "haloswap_ra_set_targets (the p2p back end mirrors declared elements only)",
+                     fn, index1, array1, rank);
+  return status; /* not an argument problem: keep the layer's message */
 }

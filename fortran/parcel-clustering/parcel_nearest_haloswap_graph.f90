@@ -47,7 +47,7 @@ module parcel_nearest_haloswap_graph
         integer(c_int32_t), pointer :: l_merged(:) => null()
 
         ! Availability set in stage 2 for an isolated dual link, published after that pass
-        logical, allocatable :: l_avail_pending(:)
+        logical, pointer, contiguous :: l_avail_pending(:) => null()
 
         integer, allocatable :: layer_rank(:)    ! Cartesian rank -> layer rank
 
@@ -63,8 +63,6 @@ module parcel_nearest_haloswap_graph
 
         procedure, private :: open_layer
         procedure, private :: close_layer
-        procedure, private :: put
-        procedure, private :: get
         procedure, private :: sync
         procedure, private :: add_layer_timings
 
@@ -176,12 +174,17 @@ contains
         integer,                 intent(inout) :: iclo(:)
         integer,                 intent(inout) :: rclo(:)
         integer,                 intent(inout) :: n_local_small
-        integer                                :: ic, rc, is, m, j, n, me, ierr
-        integer                                :: lrank(n_local_small)
+        integer                                :: ic, rc, is, m, j, k, n, me, nremote, ierr
+        integer                                :: nactive
+        integer, allocatable                   :: remote_ranks(:), remote_indices(:)
+        integer, allocatable                   :: active(:)
         logical                                :: l_continue_iteration
         logical                                :: l_do_merge(n_local_small)
         logical                                :: l_isolated_dual_link(n_local_small)
         type(haloswap_ra_stats)                :: before
+        ! This rank's flags (contiguous: the loops below run over every small parcel)
+        integer(c_int32_t), pointer, contiguous :: leaf(:), avail(:), merged(:)
+        logical, pointer, contiguous           :: pending(:)
 
         call start_timer(this%resolve_timer)
 
@@ -192,20 +195,42 @@ contains
         if (this%l_enabled_subcomm) then
             call this%open_layer(this%comm%comm)
         endif
-
-        do m = 1, n
-            lrank(m) = this%layer_rank(rclo(m))
-        enddo
+        leaf => this%l_leaf
+        avail => this%l_available
+        merged => this%l_merged
+        pending => this%l_avail_pending
 
         call check(haloswap_ra_get_stats(this%ra, before))
 
-        ! p2p mirrors exactly the remote flags this rank touches
-        call check(haloswap_ra_set_targets(this%ra, lrank, iclo(1:n)))
+        ! the flags of other ranks this rank will touch (p2p mirrors exactly these)
+        nremote = count(rclo(1:n) /= me)
+        allocate(remote_ranks(nremote), remote_indices(nremote))
+        j = 0
+        do m = 1, n
+            if (rclo(m) /= me) then
+                j = j + 1
+                remote_ranks(j) = this%layer_rank(rclo(m))
+                remote_indices(j) = iclo(m)
+            endif
+        enddo
+        call check(haloswap_ra_set_targets(this%ra, remote_ranks, remote_indices))
+        deallocate(remote_ranks, remote_indices)
         call stop_timer(this%layer_timer)
 
+        ! Below, a flag of this rank is read and written in place; another rank's through
+        ! the layer (remote_put, remote_get).
+
         !------------------------------------------------------------------
-        ! First, iterative, stage: one epoch (rma-epoch) for all its rounds
+        ! First, iterative, stage: one epoch (rma-epoch) for all its rounds. A link whose
+        ! parcel has merged (either way) takes no further part in it: each round runs over
+        ! the links still active at its start, in their order.
         call check(haloswap_ra_epoch_begin(this%ra))
+
+        allocate(active(n))
+        nactive = n
+        do m = 1, n
+            active(m) = m
+        enddo
 
         l_continue_iteration = .true.
 
@@ -213,45 +238,64 @@ contains
             l_continue_iteration = .false.
 
             ! reset relevant properties for candidate mergers
-            do m = 1, n
+            do k = 1, nactive
+                m = active(k)
                 is = isma(m)
-                if (this%l_merged(is) == 0) then
-                    this%l_leaf(is) = 1
-                    call this%put(A_AVAIL, rclo(m), lrank(m), iclo(m), 1)
+                if (merged(is) == 0) then
+                    leaf(is) = 1
+                    if (rclo(m) == me) then
+                        avail(iclo(m)) = 1
+                    else
+                        call remote_put(A_AVAIL, m, 1)
+                    endif
                 endif
             enddo
 
             call this%sync(A_AVAIL)
 
             ! determine leaf parcels
-            do m = 1, n
-                is = isma(m)
-                if (this%l_merged(is) == 0) then
-                    call this%put(A_LEAF, rclo(m), lrank(m), iclo(m), 0)
+            do k = 1, nactive
+                m = active(k)
+                if (merged(isma(m)) == 0) then
+                    if (rclo(m) == me) then
+                        leaf(iclo(m)) = 0
+                    else
+                        call remote_put(A_LEAF, m, 0)
+                    endif
                 endif
             enddo
 
             call this%sync(A_LEAF)
 
             ! filter out parcels that are "unavailable" for merging
-            do m = 1, n
+            do k = 1, nactive
+                m = active(k)
                 is = isma(m)
-                if ((this%l_merged(is) == 0) .and. (this%l_leaf(is) == 0)) then
-                    call this%put(A_AVAIL, rclo(m), lrank(m), iclo(m), 0)
+                if ((merged(is) == 0) .and. (leaf(is) == 0)) then
+                    if (rclo(m) == me) then
+                        avail(iclo(m)) = 0
+                    else
+                        call remote_put(A_AVAIL, m, 0)
+                    endif
                 endif
             enddo
 
             call this%sync(A_AVAIL)
 
             ! identify mergers in this iteration (only leaves can merge: the others need
-            ! no remote read)
-            do m = 1, n
+            ! no read of their target)
+            do k = 1, nactive
+                m = active(k)
                 is = isma(m)
-                if ((this%l_merged(is) == 0) .and. (this%l_leaf(is) /= 0)) then
-                    if (this%get(A_AVAIL, rclo(m), lrank(m), iclo(m)) /= 0) then
+                if ((merged(is) == 0) .and. (leaf(is) /= 0)) then
+                    if (flag(A_AVAIL, m) /= 0) then
                         l_continue_iteration = .true.
-                        this%l_merged(is) = 1
-                        call this%put(A_MERGED, rclo(m), lrank(m), iclo(m), 1)
+                        merged(is) = 1
+                        if (rclo(m) == me) then
+                            merged(iclo(m)) = 1
+                        else
+                            call remote_put(A_MERGED, m, 1)
+                        endif
                     endif
                 endif
             enddo
@@ -268,7 +312,20 @@ contains
             if (ierr /= MPI_SUCCESS) then
                 call mpi_exit_on_error("in MPI_Allreduce of haloswap_graph_t::resolve.")
             endif
+
+            ! every merged flag of this round has arrived: drop the merged links
+            j = 0
+            do k = 1, nactive
+                m = active(k)
+                if (merged(isma(m)) == 0) then
+                    j = j + 1
+                    active(j) = m
+                endif
+            enddo
+            nactive = j
         enddo
+
+        deallocate(active)
 
         call check(haloswap_ra_epoch_end(this%ra))
 
@@ -276,11 +333,15 @@ contains
         ! Second stage, related to dual links
         call check(haloswap_ra_epoch_begin(this%ra))
 
+        ! leaves of the last round of stage 1 make their targets available
         do m = 1, n
             is = isma(m)
-            ! leaves of the last round of stage 1 make their targets available
-            if ((this%l_merged(is) == 0) .and. (this%l_leaf(is) /= 0)) then
-                call this%put(A_AVAIL, rclo(m), lrank(m), iclo(m), 1)
+            if ((merged(is) == 0) .and. (leaf(is) /= 0)) then
+                if (rclo(m) == me) then
+                    avail(iclo(m)) = 1
+                else
+                    call remote_put(A_AVAIL, m, 1)
+                endif
             endif
         enddo
 
@@ -293,26 +354,30 @@ contains
             l_do_merge(m) = .false.
             l_isolated_dual_link(m) = .false.
 
-            if ((this%l_merged(is) /= 0) .and. (this%l_leaf(is) /= 0)) then
+            if ((merged(is) /= 0) .and. (leaf(is) /= 0)) then
                 ! previously identified mergers: keep
                 l_do_merge(m) = .true.
                 ! a stage-1 merger's target cannot be a leaf
-                if (this%get(A_LEAF, rc, lrank(m), ic) /= 0) then
+                if (flag(A_LEAF, m) /= 0) then
                     call mpi_exit_on_error('in haloswap_graph_t::resolve: First stage error')
                 endif
-            else if (this%l_merged(is) == 0) then
-                if (this%l_leaf(is) /= 0) then
+            else if (merged(is) == 0) then
+                if (leaf(is) /= 0) then
                     ! links from leaves
                     l_do_merge(m) = .true.
-                else if (this%l_available(is) == 0) then
-                    ! parcels made available keep no outgoing link
-                    if (avail_now(rc, lrank(m), ic)) then
-                        l_do_merge(m) = .true.
+                else if (avail(is) == 0) then
+                    ! parcels made available keep no outgoing link; this rank's own
+                    ! availabilities of this pass count at once, other ranks' at the sync
+                    if (rc == me) then
+                        l_do_merge(m) = (avail(ic) /= 0) .or. pending(ic)
                     else
+                        l_do_merge(m) = (flag(A_AVAIL, m) /= 0)
+                    endif
+                    if (.not. l_do_merge(m)) then
                         ! isolated dual link: the lower rank's parcel becomes available
                         l_isolated_dual_link(m) = .true.
                         if (me <= rc) then
-                            this%l_avail_pending(is) = .true.
+                            pending(is) = .true.
                         endif
                     endif
                 endif
@@ -322,9 +387,9 @@ contains
         ! publish this pass's availabilities together
         do m = 1, n
             is = isma(m)
-            if (this%l_avail_pending(is)) then
-                this%l_available(is) = 1
-                this%l_avail_pending(is) = .false.
+            if (pending(is)) then
+                avail(is) = 1
+                pending(is) = .false.
             endif
         enddo
 
@@ -333,9 +398,7 @@ contains
         do m = 1, n
             if ((.not. l_do_merge(m)) .and. l_isolated_dual_link(m)) then
                 ! merge if the other side was made available; else it merges into us
-                if (this%get(A_AVAIL, rclo(m), lrank(m), iclo(m)) /= 0) then
-                    l_do_merge(m) = .true.
-                endif
+                l_do_merge(m) = (flag(A_AVAIL, m) /= 0)
             endif
         enddo
 
@@ -372,16 +435,31 @@ contains
 
     contains
 
-        ! Availability of (rc, ic) during the stage-2 pass: this rank's own flags include the
-        ! pass's pending ones; other ranks' are those of the last sync.
-        logical function avail_now(rc, lr, ic)
-            integer, intent(in) :: rc, lr, ic
-            if (rc == me) then
-                avail_now = (this%l_available(ic) /= 0) .or. this%l_avail_pending(ic)
+        ! Flag a of link m's target, wherever it is.
+        integer function flag(a, m)
+            integer, intent(in) :: a, m
+            integer(c_int32_t)  :: v
+            if (rclo(m) == me) then
+                select case (a)
+                    case (A_LEAF)
+                        v = leaf(iclo(m))
+                    case (A_AVAIL)
+                        v = avail(iclo(m))
+                    case default
+                        v = merged(iclo(m))
+                end select
             else
-                avail_now = (this%get(A_AVAIL, rc, lr, ic) /= 0)
+                call check(haloswap_ra_get(this%ra, a, this%layer_rank(rclo(m)), iclo(m), v))
             endif
-        end function avail_now
+            flag = int(v)
+        end function flag
+
+        ! Flag a of link m's target, on another rank, to val.
+        subroutine remote_put(a, m, val)
+            integer, intent(in) :: a, m, val
+            call check(haloswap_ra_put(this%ra, a, this%layer_rank(rclo(m)), iclo(m), &
+                                       int(val, c_int32_t)))
+        end subroutine remote_put
 
     end subroutine haloswap_graph_resolve
 
@@ -448,46 +526,6 @@ contains
 
     !::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::
 
-    ! Flag (rc, ic) of array a: this rank's own directly, others through the layer.
-    subroutine put(this, a, rc, lr, ic, val)
-        class(haloswap_graph_t), intent(inout) :: this
-        integer,                 intent(in)    :: a, rc, lr, ic, val
-
-        if (rc == cart%rank) then
-            select case (a)
-                case (A_LEAF)
-                    this%l_leaf(ic) = val
-                case (A_AVAIL)
-                    this%l_available(ic) = val
-                case default
-                    this%l_merged(ic) = val
-            end select
-        else
-            call check(haloswap_ra_put(this%ra, a, lr, ic, int(val, c_int32_t)))
-        endif
-
-    end subroutine put
-
-    integer function get(this, a, rc, lr, ic) result(val)
-        class(haloswap_graph_t), intent(inout) :: this
-        integer,                 intent(in)    :: a, rc, lr, ic
-        integer(c_int32_t)                     :: v
-
-        if (rc == cart%rank) then
-            select case (a)
-                case (A_LEAF)
-                    v = this%l_leaf(ic)
-                case (A_AVAIL)
-                    v = this%l_available(ic)
-                case default
-                    v = this%l_merged(ic)
-            end select
-        else
-            call check(haloswap_ra_get(this%ra, a, lr, ic, v))
-        endif
-        val = int(v)
-
-    end function get
 
     subroutine sync(this, a)
         class(haloswap_graph_t), intent(inout) :: this

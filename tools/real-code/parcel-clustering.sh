@@ -191,8 +191,8 @@ for m in $HS_CHECK_MPIS; do
           detail="seeds ${pc_seeds// /,}: every variable of the merged parcels"
         fi
       done
-      prog=benchmark_verify
-      [ "$n" = 1 ] && prog=benchmark_random
+      prog=verify
+      [ "$n" = 1 ] && prog=random
       hs_table_row "$prog ${pc_grid[0]}x${pc_grid[1]}x${pc_grid[2]}" "$n" "$b" "$m" "$result" \
         "$detail"
     done

@@ -19,6 +19,7 @@
 #       their file with parallel netCDF-4, which must be built with that MPI library;
 #       default for Open MPI: Debian's /usr/lib/x86_64-linux-gnu/netcdf/mpi. Without one,
 #       the multi-rank rows are skipped (the runs would write no file).
+#   PC_VERIFY (1): 0 builds and times only (--bench), without the bit-for-bit rows.
 #   PC_GRID ("16 16 16"), PC_SEEDS ("1 2 3"): benchmark_verify's case (--nppc 40
 #       --min-vratio 40, upstream's defaults). Upstream's p2p graph slows down steeply with
 #       the grid (docs/parcel-clustering.md), hence 16^3.
@@ -138,6 +139,7 @@ for m in $HS_CHECK_MPIS; do
   done
   up=$HS_CHECK_WORK/build-upstream-$m/src hs=$HS_CHECK_WORK/build-haloswap-$m/src
   grid=(--nx "${pc_grid[0]}" --ny "${pc_grid[1]}" --nz "${pc_grid[2]}")
+  [ "${PC_VERIFY:-1}" = 0 ] && continue
   for n in $pc_ranks; do
     for b in $backends; do
       result=identical detail=""

@@ -202,23 +202,26 @@ contains
 
         call check(haloswap_ra_get_stats(this%ra, before))
 
-        ! the flags of other ranks this rank will touch (p2p mirrors exactly these)
-        nremote = count(rclo(1:n) /= me)
-        allocate(remote_ranks(nremote), remote_indices(nremote))
-        j = 0
-        do m = 1, n
-            if (rclo(m) /= me) then
-                j = j + 1
-                remote_ranks(j) = this%layer_rank(rclo(m))
-                remote_indices(j) = iclo(m)
-            endif
-        enddo
-        call check(haloswap_ra_set_targets(this%ra, remote_ranks, remote_indices))
-        deallocate(remote_ranks, remote_indices)
+        ! p2p mirrors exactly the flags of other ranks this rank will touch (the one-sided
+        ! back ends need no declaration: every put and get checks its element itself)
+        if (this%backend == 'p2p') then
+            nremote = count(rclo(1:n) /= me)
+            allocate(remote_ranks(nremote), remote_indices(nremote))
+            j = 0
+            do m = 1, n
+                if (rclo(m) /= me) then
+                    j = j + 1
+                    remote_ranks(j) = this%layer_rank(rclo(m))
+                    remote_indices(j) = iclo(m)
+                endif
+            enddo
+            call check(haloswap_ra_set_targets(this%ra, remote_ranks, remote_indices))
+            deallocate(remote_ranks, remote_indices)
+        endif
         call stop_timer(this%layer_timer)
 
-        ! Below, a flag of this rank is read and written in place; another rank's through
-        ! the layer (remote_put, remote_get).
+        ! Below, a flag of this rank is read and written in place, another rank's through
+        ! the layer (remote_put, flag).
 
         !------------------------------------------------------------------
         ! First, iterative, stage: one epoch (rma-epoch) for all its rounds. A link whose

@@ -16,6 +16,10 @@ def fmt(v):
     return "%.3f [%.3f-%.3f]" % (statistics.median(v), min(v), max(v))
 
 
+def ratio_text(r):
+    return ("%.2fx" if r >= 0.1 else "%.4fx") % r
+
+
 def main(path):
     runs = {}
     with open(path) as f:
@@ -39,7 +43,7 @@ def main(path):
             ratio = ["", ""]
             ref = ("upstream", SAME.get(g[1], ""))
             if g[0] == "haloswap" and ref in med:
-                ratio = ["%.2fx" % (med[g][i] / med[ref][i]) for i in range(2)]
+                ratio = [ratio_text(med[g][i] / med[ref][i]) for i in range(2)]
             r, t = graphs[g]
             print("| %s | %d^3 | %d | %s %s | %d | %s | %s | %s | %s |" % (
                 mpi, grid, ranks, g[0], g[1], len(r), fmt(r), ratio[0], fmt(t), ratio[1]))
@@ -52,8 +56,8 @@ def main(path):
             if len(best) == 2:
                 u, h = best["upstream"], best["haloswap"]
                 summary.append("%s %d^3 %d ranks, %s: best haloswap %s %.3f s / best upstream %s "
-                               "%.3f s = %.2fx" % (mpi, grid, ranks, what, h[1], med[h][i], u[1],
-                                                   med[u][i], med[h][i] / med[u][i]))
+                               "%.3f s = %s" % (mpi, grid, ranks, what, h[1], med[h][i], u[1],
+                                                med[u][i], ratio_text(med[h][i] / med[u][i])))
             for kind in ("upstream", "haloswap"):
                 cand = sorted((g for g in med if g[0] == kind), key=lambda g: med[g][i])
                 if len(cand) > 1:

@@ -56,7 +56,7 @@ elseif(MODE STREQUAL "pkgconfig")
     set(compiler ${CC})
     set(source ${SRC}/consumer.c)
   else()
-    set(pc haloswap-fortran)
+    set(pc haloswap-ra-fortran) # with haloswap-fortran
     set(compiler ${FC})
     set(source ${SRC}/consumer.f90)
   endif()

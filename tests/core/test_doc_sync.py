@@ -42,15 +42,23 @@ if os.path.exists(os.path.join(src, "include/haloswap_ra.h")):
     for n in sorted(public_c("include/haloswap_ra.h")):
         need(n, ra_doc, "docs/ra.md")
 
-# Fortran: every public entity of the module.
-f90 = read("fortran/haloswap.F90")
-for block in re.findall(r"public\s*::\s*((?:[^\n]*&\s*\n)*[^\n]*)", f90):
-    for item in re.split(r"[,&]", block):
-        n = item.split("=")[0].strip()
-        if re.fullmatch(r"[A-Za-z_]\w*", n):
-            need(n, api, "docs/api.md (Fortran)")
-for n in re.findall(r"type,\s*public\s*::\s*(\w+)", f90):
+# Fortran: every public entity of the modules (the remote access layer's in docs/ra.md).
+def fortran_public(path):
+    f90 = read(path)
+    names = []
+    for block in re.findall(r"public\s*::\s*((?:[^\n]*&\s*\n)*[^\n]*)", f90):
+        for item in re.split(r"[,&]", block):
+            n = item.split("=")[0].strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", n):
+                names.append(n)
+    return names + re.findall(r"type,\s*public(?:,\s*bind\(c\))?\s*::\s*(\w+)", f90)
+
+
+for n in fortran_public("fortran/haloswap.F90"):
     need(n, api, "docs/api.md (Fortran)")
+if os.path.exists(os.path.join(src, "fortran/haloswap_ra.F90")):
+    for n in fortran_public("fortran/haloswap_ra.F90"):
+        need(n, ra_doc, "docs/ra.md (Fortran)")
 
 # Environment variables the library reads.
 for path in glob.glob(os.path.join(src, "src/**/*.c"), recursive=True) + \

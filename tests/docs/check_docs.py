@@ -15,7 +15,7 @@ Otherwise:
     without declaring them (d, pd, p, plan, f, buf, ...) exist;
   - any other Fortran block is compiled inside a program that uses mpi_f08 and haloswap.
 Usage: check_docs.py --root SRC --work DIR --cc CC --fc FC --mpiexec MPIEXEC [--oversubscribe F]
-(PKG_CONFIG_PATH must find haloswap.pc and haloswap-fortran.pc.)
+(PKG_CONFIG_PATH must find haloswap.pc and haloswap-fortran.pc; haloswap-ra-fortran.pc if present.)
 """
 import argparse
 import glob
@@ -169,8 +169,11 @@ def main():
     c_flags = pkg(["--cflags", "haloswap"])
     c_libs = pkg(["--libs", "haloswap"])
     have_f = subprocess.run(["pkg-config", "--exists", "haloswap-fortran"]).returncode == 0
-    f_flags = pkg(["--cflags", "haloswap-fortran"]) if have_f else []
-    f_libs = pkg(["--libs", "haloswap-fortran"]) if have_f else []
+    # haloswap-ra-fortran (use haloswap_ra) brings haloswap-fortran with it.
+    f_pc = "haloswap-ra-fortran" if subprocess.run(
+        ["pkg-config", "--exists", "haloswap-ra-fortran"]).returncode == 0 else "haloswap-fortran"
+    f_flags = pkg(["--cflags", f_pc]) if have_f else []
+    f_libs = pkg(["--libs", f_pc]) if have_f else []
     files = [os.path.join(a.root, "README.md")] + sorted(glob.glob(os.path.join(a.root, "docs", "*.md")))
     counts = {"compiled": 0, "ran": 0, "fragment": 0, "failed": 0}
     for path in files:

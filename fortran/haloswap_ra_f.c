@@ -1,7 +1,7 @@
 /* C side of the haloswap_ra Fortran module (fortran/haloswap_ra.F90): the calls whose C
  * arguments Fortran cannot pass directly (communicators, strings, 1-based index lists). */
 #include "haloswap_ra.h"
-#include "hs_internal.h"
+#include "hs_transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>

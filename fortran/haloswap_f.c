@@ -172,3 +172,6 @@ int hs_f_at_finalize(void (*fn)(void)) {
     return hs__error(HS_ERR_MPI, "could not register the statistics printed at MPI_Finalize");
   return HS_OK;
 }
+/* Collective over the Fortran communicator fcomm: every rank returns the lowest failing
+ * rank's code and message (HS_OK if none failed). */
+int hs_f_agree(MPI_Fint fcomm, int rc) { return hs__agree(MPI_Comm_f2c(fcomm), rc); }

@@ -1,24 +1,25 @@
 ! haloswap drop-in for EPOCH's halo exchanges (epoch3d; docs/epoch.md): field_bc,
 ! do_field_mpi_with_lengths, its _r4 and _slice variants and particle_periodic_bcs, with the
 ! arguments and the results of the routines of that name in EPOCH's src/boundary.F90, which
-! takes them from here (share/haloswap/epoch/haloswap.mk builds it so). EPOCH's scheme is kept
-! exactly: x, then y, then z over the whole allocated extent of the other axes; a field halo is
-! filled from a side only where EPOCH unpacks it (a neighbour, or a periodic field boundary);
-! the sums add, axis by axis, the lower neighbour's ghosts into the first ng planes and then the
-! upper neighbour's into the last ng, where the particle boundary is periodic or a neighbour
-! exists, and zero elsewhere (as EPOCH adds a zeroed buffer there), so every sum is rounded as
-! EPOCH rounds it. The transport comes from HALOSWAP_TRANSPORT (default p2p) at run time.
+! takes them from here (share/haloswap/epoch/haloswap.mk builds it so). The plans sweep
+! (HS_ORDER_SWEEP), which is EPOCH's scheme: x, then y, then z over the whole allocated extent
+! of the other axes; a field halo is filled from a side only where EPOCH unpacks it (a
+! neighbour, or a periodic field boundary); the sums (the sweep's reverse) add, axis by axis,
+! the lower neighbour's ghosts into the first ng planes and then the upper neighbour's into the
+! last ng, where a neighbour exists or the particle boundary is periodic, and zero elsewhere
+! (as EPOCH adds a zeroed buffer there), so every sum is rounded as EPOCH rounds it. The
+! transport comes from HALOSWAP_TRANSPORT (default p2p) at run time.
 MODULE haloswap_epoch
 
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_associated, c_funloc, &
+      c_funptr, c_f_pointer, c_char, c_size_t, c_null_ptr
   USE shared_data
   USE utilities, ONLY: abort_code
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
-  USE haloswap, ONLY: haloswap_error_message
-  USE haloswap_geometry, ONLY: haloswap_gfield, HALOSWAP_LAYOUT_XYZ
-  USE haloswap_sweep, ONLY: haloswap_sweep_grid, haloswap_sweep_exchange, &
-      haloswap_sweep_grid_create, haloswap_sweep_grid_free, haloswap_sweep_create, &
-      haloswap_sweep_fill, haloswap_sweep_sum, haloswap_sweep_free, haloswap_sweep_transport, &
-      haloswap_sweep_at_finalize
+  USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
+      haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message
+  USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
+      haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ
 
   IMPLICIT NONE
 
@@ -27,23 +28,47 @@ MODULE haloswap_epoch
   PUBLIC :: do_field_mpi_with_lengths_slice, particle_periodic_bcs
   PUBLIC :: haloswap_epoch_report, haloswap_epoch_finalise
 
-  ! An exchange kept for the current domain: a fill (field_bc) or a sum (the particle sums)
-  ! of arrays with ng ghosts, with the periodicity it was made for.
+  ! A plan kept for the current domain: a fill (field_bc) or a sum (the particle sums) of
+  ! arrays with ng ghosts, with the periodicity its decomposition was made for.
   TYPE :: kept
     LOGICAL :: used = .FALSE.
     INTEGER :: what = 0, ng = 0, per(3) = 0
-    TYPE(haloswap_sweep_grid) :: g
-    TYPE(haloswap_sweep_exchange) :: ex
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
   END TYPE kept
 
   INTEGER, PARAMETER :: nkept = 16, k_fill = 1, k_sum = 2, k_lengths = 3
   CHARACTER(LEN=26), PARAMETER :: k_name(3) = [CHARACTER(LEN=26) :: 'field_bc', &
       'particle_periodic_bcs', 'do_field_mpi_with_lengths']
-  TYPE(kept), SAVE :: exchanges(nkept)
+  TYPE(kept), SAVE :: plans(nkept)
   INTEGER, ALLOCATABLE, SAVE :: domain(:)
   REAL(KIND(1.D0)), SAVE :: seconds(3) = 0.0D0
   INTEGER, SAVE :: calls(3) = 0
-  LOGICAL, SAVE :: hooked = .FALSE.
+  TYPE(c_ptr), SAVE :: last_plan = c_null_ptr
+
+  INTERFACE
+    INTEGER(c_int) FUNCTION c_swap(p, arrays) BIND(C, NAME='hs_swap')
+      IMPORT :: c_int, c_ptr
+      TYPE(c_ptr), VALUE :: p, arrays
+    END FUNCTION c_swap
+    INTEGER(c_int) FUNCTION c_reverse(p, op, arrays) BIND(C, NAME='hs_reverse')
+      IMPORT :: c_int, c_ptr
+      TYPE(c_ptr), VALUE :: p, arrays
+      INTEGER(c_int), VALUE :: op
+    END FUNCTION c_reverse
+    INTEGER(c_int) FUNCTION c_at_finalize(fn) BIND(C, NAME='hs_f_at_finalize')
+      IMPORT :: c_int, c_funptr
+      TYPE(c_funptr), VALUE :: fn
+    END FUNCTION c_at_finalize
+    TYPE(c_ptr) FUNCTION c_selected(p) BIND(C, NAME='hs_plan_selected_transport')
+      IMPORT :: c_ptr
+      TYPE(c_ptr), VALUE :: p
+    END FUNCTION c_selected
+    INTEGER(c_size_t) FUNCTION c_strlen(s) BIND(C, NAME='strlen')
+      IMPORT :: c_size_t, c_ptr
+      TYPE(c_ptr), VALUE :: s
+    END FUNCTION c_strlen
+  END INTERFACE
 
 CONTAINS
 
@@ -64,7 +89,7 @@ CONTAINS
 
 
   ! The same for any extents (load balancing: arrays of the new domain, before EPOCH adopts
-  ! it): an exchange made for this call and freed after it.
+  ! it): a plan made for this call and freed after it.
   SUBROUTINE do_field_mpi_with_lengths(field, ng, nx_local, ny_local, nz_local)
 
     INTEGER, INTENT(IN) :: ng
@@ -100,9 +125,8 @@ CONTAINS
     INTEGER, INTENT(IN) :: direction, ng
     REAL(num), DIMENSION(1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
     INTEGER, INTENT(IN) :: n1_local, n2_local
-    TYPE(haloswap_gfield) :: f(1)
-    TYPE(haloswap_sweep_grid) :: g
-    TYPE(haloswap_sweep_exchange) :: ex
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
     TYPE(hs_mpi_comm) :: plane
     INTEGER :: per(3), ierr, rc, axes(2), a
     LOGICAL :: remain(3)
@@ -121,14 +145,13 @@ CONTAINS
       remain(4 - a) = a /= direction
     END DO
     CALL MPI_CART_SUB(comm, remain, plane%MPI_VAL, ierr)
-    CALL haloswap_sweep_grid_create(g, plane, [n1_local, n2_local], [2 * ng, 2 * ng], ierr, &
-        axis_order=[2, 1], periodic=per(axes))
-    f(1) = haloswap_gfield(field, [ng, ng], HALOSWAP_LAYOUT_XYZ)
-    IF (ierr == 0) CALL haloswap_sweep_create(ex, g, f, ierr, transport='p2p')
-    IF (ierr == 0) CALL haloswap_sweep_fill(ex, ierr)
+    CALL decomposition(d, plane, [n1_local, n2_local], per(axes), [2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, [haloswap_gfield(field, [ng, ng], &
+        HALOSWAP_LAYOUT_XYZ)], [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
+    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
     IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
-    CALL haloswap_sweep_free(ex, rc)
-    CALL haloswap_sweep_grid_free(g, rc)
+    CALL finalise_halo_communication(hs, rc)
+    CALL haloswap_decomposition_free(d, rc)
     CALL MPI_COMM_FREE(plane%MPI_VAL, ierr)
     CALL account(k_lengths, t0)
 
@@ -137,8 +160,8 @@ CONTAINS
 
 
   ! Sums the halo contributions of array onto their owners (EPOCH's particle_periodic_bcs):
-  ! periodic where the particle boundary (of species, if given) is periodic; with species,
-  ! the ghost points are zeroed afterwards.
+  ! across the domain boundary where the particle boundary (of species, if given) is periodic;
+  ! with species, the ghost points are zeroed afterwards.
   SUBROUTINE particle_periodic_bcs(array, ng, species)
 
     INTEGER, INTENT(IN) :: ng
@@ -173,20 +196,16 @@ CONTAINS
   !> One line per kind of call on this rank: calls and seconds inside them, the transport.
   SUBROUTINE haloswap_epoch_report
     INTEGER :: i
-    CHARACTER(LEN=32) :: t
-    t = 'none'
-    DO i = 1, nkept
-      IF (exchanges(i)%used) t = haloswap_sweep_transport(exchanges(i)%ex)
-    END DO
     DO i = 1, 3
       IF (calls(i) == 0) CYCLE
       WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
-          TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
+          TRIM(k_name(i)), ' transport ', transport_of(last_plan), ' calls ', calls(i), &
+          ' seconds ', seconds(i)
     END DO
   END SUBROUTINE haloswap_epoch_report
 
-  !> Frees every kept exchange (collective) and zeroes the statistics; the next call makes
-  !> them again (for another HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
+  !> Frees every kept plan (collective) and zeroes the statistics; the next call makes them
+  !> again (for another HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
   SUBROUTINE haloswap_epoch_finalise
     CALL free_kept
     seconds = 0.0D0
@@ -196,16 +215,17 @@ CONTAINS
   SUBROUTINE free_kept
     INTEGER :: i, rc
     DO i = 1, nkept
-      IF (.NOT. exchanges(i)%used) CYCLE
-      CALL haloswap_sweep_free(exchanges(i)%ex, rc)
-      CALL haloswap_sweep_grid_free(exchanges(i)%g, rc)
-      exchanges(i)%used = .FALSE.
+      IF (.NOT. plans(i)%used) CYCLE
+      CALL finalise_halo_communication(plans(i)%hs, rc)
+      CALL haloswap_decomposition_free(plans(i)%d, rc)
+      plans(i)%used = .FALSE.
     END DO
+    last_plan = c_null_ptr
     IF (ALLOCATED(domain)) DEALLOCATE(domain)
   END SUBROUTINE free_kept
 
-  ! Runs at the start of MPI_FINALIZE (haloswap_sweep_at_finalize).
-  SUBROUTINE at_finalize
+  ! Run at the start of MPI_FINALIZE (hs_f_at_finalize).
+  SUBROUTINE at_finalize() BIND(C)
     CHARACTER(LEN=8) :: env
     INTEGER :: n, st
     CALL GET_ENVIRONMENT_VARIABLE('HALOSWAP_EPOCH_STATS', env, n, st)
@@ -213,18 +233,37 @@ CONTAINS
     CALL haloswap_epoch_finalise
   END SUBROUTINE at_finalize
 
+  ! The transport moving a plan's data (auto: its choice); 'none' before any plan.
+  FUNCTION transport_of(p) RESULT(name)
+    TYPE(c_ptr), INTENT(IN) :: p
+    CHARACTER(LEN=:), ALLOCATABLE :: name
+    CHARACTER(KIND=c_char), POINTER :: s(:)
+    TYPE(c_ptr) :: t
+    INTEGER :: i
+    name = 'none'
+    IF (.NOT. c_associated(p)) RETURN
+    t = c_selected(p)
+    IF (.NOT. c_associated(t)) RETURN
+    CALL c_f_pointer(t, s, [c_strlen(t)])
+    name = REPEAT(' ', SIZE(s))
+    DO i = 1, SIZE(s)
+      name(i:i) = s(i)
+    END DO
+  END FUNCTION transport_of
+
   !****************************************************************************
-  ! Exchanges
+  ! Plans
   !****************************************************************************
 
   ! A fill or a sum of an array of the current domain (nx, ny, nz cells, ng ghosts), over the
-  ! exchange kept for (what, ng, per), made at its first use; all of them are made again when
-  ! the domain changes (load balancing), which every rank sees at the same call.
+  ! plan kept for (what, ng, per), made at its first use; all of them are made again when the
+  ! domain changes (load balancing), which every rank sees at the same call.
   SUBROUTINE kept_exchange(field, ng, what, per)
     INTEGER, INTENT(IN) :: ng, what, per(3)
     REAL(num), DIMENSION(:,:,:), INTENT(INOUT), TARGET :: field
     TYPE(haloswap_gfield) :: f(1)
     REAL(num), DIMENSION(:,:,:), ALLOCATABLE, TARGET :: copy
+    TYPE(c_ptr), TARGET :: arrays(1)
     INTEGER :: i, k, ierr
     REAL(KIND(1.D0)) :: t0
 
@@ -235,9 +274,8 @@ CONTAINS
     CALL check_domain
     k = 0
     DO i = 1, nkept
-      IF (.NOT. exchanges(i)%used) CYCLE
-      IF (exchanges(i)%what == what .AND. exchanges(i)%ng == ng .AND. &
-          ALL(exchanges(i)%per == per)) k = i
+      IF (.NOT. plans(i)%used) CYCLE
+      IF (plans(i)%what == what .AND. plans(i)%ng == ng .AND. ALL(plans(i)%per == per)) k = i
     END DO
     f(1) = haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ)
     IF (f(1)%kind < 0) THEN
@@ -247,10 +285,12 @@ CONTAINS
       f(1) = haloswap_gfield(copy, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ)
     END IF
     IF (k == 0) k = make(f, what, ng, per)
+    arrays(1) = f(1)%data
+    last_plan = plans(k)%hs%plan
     IF (what == k_fill) THEN
-      CALL haloswap_sweep_fill(exchanges(k)%ex, ierr, f)
+      ierr = c_swap(plans(k)%hs%plan, c_loc(arrays))
     ELSE
-      CALL haloswap_sweep_sum(exchanges(k)%ex, ierr, f)
+      ierr = c_reverse(plans(k)%hs%plan, 0_c_int, c_loc(arrays))
     END IF
     IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
     IF (ALLOCATED(copy)) field = copy
@@ -264,30 +304,30 @@ CONTAINS
     INTEGER :: i, ierr
     k = 0
     DO i = nkept, 1, -1
-      IF (.NOT. exchanges(i)%used) k = i
+      IF (.NOT. plans(i)%used) k = i
     END DO
     IF (k == 0) CALL fail(what, 'more than 16 kinds of exchange (ng and periodicity)', .TRUE.)
     cart%MPI_VAL = comm
-    ! EPOCH's Cartesian dimensions are (z, y, x).
-    CALL haloswap_sweep_grid_create(exchanges(k)%g, cart, [nx, ny, nz], [2, 2, 2] * ng, &
-        ierr, axis_order=[3, 2, 1], periodic=per)
-    IF (ierr == 0) CALL haloswap_sweep_create(exchanges(k)%ex, exchanges(k)%g, f, ierr)
+    CALL decomposition(plans(k)%d, cart, [nx, ny, nz], per, [3, 2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(plans(k)%hs, plans(k)%d, f, [ng, ng, ng], &
+        .TRUE., ierr, sweep_axes=[1, 2, 3])
     IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .TRUE.)
-    exchanges(k)%used = .TRUE.
-    exchanges(k)%what = what
-    exchanges(k)%ng = ng
-    exchanges(k)%per = per
-    IF (.NOT. hooked) hooked = haloswap_sweep_at_finalize(at_finalize)
+    plans(k)%used = .TRUE.
+    plans(k)%what = what
+    plans(k)%ng = ng
+    plans(k)%per = per
+    IF (c_at_finalize(c_funloc(at_finalize)) /= 0) &
+        CALL fail(what, haloswap_error_message(), .FALSE.)
   END FUNCTION make
 
-  ! An exchange of field (its haloswap_gfield) with the given extents, made, used once and
+  ! A fill of field (its haloswap_gfield) with the given extents: a plan made, used once and
   ! freed (collective).
   SUBROUTINE once(field, n, ng)
     TYPE(haloswap_gfield), INTENT(IN) :: field
     INTEGER, INTENT(IN) :: n(3), ng
     TYPE(haloswap_gfield) :: f(1)
-    TYPE(haloswap_sweep_grid) :: g
-    TYPE(haloswap_sweep_exchange) :: ex
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
     TYPE(hs_mpi_comm) :: cart
     INTEGER :: ierr, rc
     REAL(KIND(1.D0)) :: t0
@@ -297,15 +337,58 @@ CONTAINS
     IF (f(1)%kind < 0) CALL fail(k_lengths, 'do_field_mpi_with_lengths: field is not ' // &
         'contiguous (pass a whole array)', .FALSE.)
     cart%MPI_VAL = comm
-    CALL haloswap_sweep_grid_create(g, cart, n, [2, 2, 2] * ng, ierr, axis_order=[3, 2, 1], &
-        periodic=field_periodic('do_field_mpi_with_lengths'))
-    IF (ierr == 0) CALL haloswap_sweep_create(ex, g, f, ierr)
-    IF (ierr == 0) CALL haloswap_sweep_fill(ex, ierr)
+    CALL decomposition(d, cart, n, field_periodic('do_field_mpi_with_lengths'), [3, 2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, f, [ng, ng, ng], .TRUE., ierr, &
+        sweep_axes=[1, 2, 3])
+    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
     IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
-    CALL haloswap_sweep_free(ex, rc)
-    CALL haloswap_sweep_grid_free(g, rc)
+    CALL finalise_halo_communication(hs, rc)
+    CALL haloswap_decomposition_free(d, rc)
     CALL account(k_lengths, t0)
   END SUBROUTINE once
+
+  ! The decomposition of the Cartesian communicator cart (EPOCH's, or a plane of it) whose
+  ! ranks have cells(:) each, periodic where per(a) /= 0; order(k): the grid axis of cart's
+  ! dimension k. Every rank's cells per axis come from all ranks (collective), so it serves
+  ! the new split of load balancing as well as the current one.
+  SUBROUTINE decomposition(d, cart, cells, per, order, ierr)
+    TYPE(haloswap_decomposition), INTENT(INOUT) :: d
+    TYPE(hs_mpi_comm), INTENT(IN) :: cart
+    INTEGER, INTENT(IN) :: cells(:), per(:), order(:)
+    INTEGER, INTENT(OUT) :: ierr
+    INTEGER :: nd, k, r, np, dims(3), coords(3), mine(6), glob(3), procs(3)
+    LOGICAL :: periods(3)
+    INTEGER, ALLOCATABLE :: every(:,:), ranges(:,:)
+    nd = SIZE(cells)
+    CALL MPI_CART_GET(cart%MPI_VAL, nd, dims, periods, coords, ierr)
+    np = PRODUCT(dims(1:nd))
+    mine = 0
+    DO k = 1, nd
+      mine(order(k)) = coords(k)
+      mine(3 + order(k)) = cells(order(k))
+      procs(order(k)) = dims(k)
+    END DO
+    ALLOCATE(every(6, np), ranges(MAXVAL(procs(1:nd)), 3))
+    CALL MPI_ALLGATHER(mine, 6, MPI_INTEGER, every, 6, MPI_INTEGER, cart%MPI_VAL, ierr)
+    ranges = 0
+    DO r = 1, np
+      DO k = 1, nd
+        ranges(every(k, r) + 1, k) = every(3 + k, r)
+      END DO
+    END DO
+    DO k = 1, nd
+      glob(k) = SUM(ranges(1:procs(k), k))
+    END DO
+    IF (nd == 3) THEN
+      CALL haloswap_decomposition_create_ex(d, cart, glob, ierr, procs=procs, periodic=per, &
+          axis_order=order, ranges_x=ranges(1:procs(1), 1), ranges_y=ranges(1:procs(2), 2), &
+          ranges_z=ranges(1:procs(3), 3))
+    ELSE
+      CALL haloswap_decomposition_create_ex(d, cart, glob(1:2), ierr, procs=procs(1:2), &
+          periodic=per, axis_order=order, ranges_x=ranges(1:procs(1), 1), &
+          ranges_y=ranges(1:procs(2), 2))
+    END IF
+  END SUBROUTINE decomposition
 
   SUBROUTINE account(what, t0)
     INTEGER, INTENT(IN) :: what
@@ -314,8 +397,8 @@ CONTAINS
     calls(what) = calls(what) + 1
   END SUBROUTINE account
 
-  ! The kept exchanges belong to one domain: cell_x_min ... cell_z_max (global, the same on
-  ! every rank). A change (load balancing) frees them all, on every rank at the same call.
+  ! The kept plans belong to one domain: cell_x_min ... cell_z_max (global, the same on every
+  ! rank). A change (load balancing) frees them all, on every rank at the same call.
   SUBROUTINE check_domain
     INTEGER, ALLOCATABLE :: now(:)
     ALLOCATE(now(2 * (SIZE(cell_x_min) + SIZE(cell_y_min) + SIZE(cell_z_min))))

@@ -1,51 +1,56 @@
 ! haloswap drop-in for Lare3d's src/core/mpiboundary.f90 (docs/lare3d.md): module mpiboundary
 ! with Lare3d's five argument-less routines over the module arrays of shared_data, each one
-! haloswap exchange made at its first call and kept. Lare3d's scheme is kept exactly: x, then y,
-! then z, each over the whole allocated extent of the other two axes (ghosts included, so a
-! corner at a wall gets what Lare3d's sweep gives it), 2 ghost planes per side, the shared node
+! haloswap plan made at its first call and kept. The plans sweep (HS_ORDER_SWEEP): x, then y,
+! then z, each stage over the whole allocated extent of the other two axes (ghosts included, so
+! a corner at a wall gets what Lare3d's sweep gives it), 2 ghost planes per side, the shared node
 ! plane of the velocities taken from the upper rank and the shared face of bx/by/bz from the
 ! lower rank, nothing received on a side without a neighbour. The transport comes from
 ! HALOSWAP_TRANSPORT (default p2p) and HALOSWAP_OPTIONS at run time.
 MODULE mpiboundary
 
-  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_loc, c_associated
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_associated, c_funloc, &
+      c_funptr, c_f_pointer, c_char, c_size_t
   USE shared_data
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
-  USE haloswap, ONLY: haloswap_error_message
+  USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
+      haloswap_decomposition_free, haloswap_local_extent, finalise_halo_communication, &
+      blocking_halo_swap, haloswap_error_message
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_field_set_stagger, &
-      HALOSWAP_LAYOUT_XYZ, HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
-  USE haloswap_sweep, ONLY: haloswap_sweep_grid, haloswap_sweep_exchange, &
-      haloswap_sweep_grid_create, haloswap_sweep_grid_free, haloswap_sweep_create, &
-      haloswap_sweep_fill, haloswap_sweep_free, haloswap_sweep_transport, &
-      haloswap_sweep_at_finalize
+      haloswap_geometry_init, haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, &
+      HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
 
   IMPLICIT NONE
 
-  ! Public by default, as Lare3d's module (shared_data shows through it); what this file adds
-  ! is private but for the five routines and mpiboundary_report / mpiboundary_finalise.
-  PRIVATE :: c_ptr, c_loc, c_associated, hs_mpi_comm, haloswap_error_message
-  PRIVATE :: haloswap_gfield, haloswap_field_set_stagger, HALOSWAP_LAYOUT_XYZ
-  PRIVATE :: HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
-  PRIVATE :: haloswap_sweep_grid, haloswap_sweep_exchange, haloswap_sweep_grid_create
-  PRIVATE :: haloswap_sweep_grid_free, haloswap_sweep_create, haloswap_sweep_fill
-  PRIVATE :: haloswap_sweep_free, haloswap_sweep_transport, haloswap_sweep_at_finalize
-  PRIVATE :: nex, ex_name, grid, have_grid, grid_cells, ex, have_ex, registered, seconds, calls
-  PRIVATE :: hooked, exchange, visit, one, check_array, fail, make_grid, at_finalize
-  PRIVATE :: k_check, k_describe
+  PRIVATE
+  PUBLIC :: bfield_mpi, energy_mpi, density_mpi, velocity_mpi, remap_v_mpi
+  PUBLIC :: mpiboundary_report, mpiboundary_finalise
 
-  INTEGER, PARAMETER :: nex = 5
+  INTEGER, PARAMETER :: nex = 5, k_check = 1, k_describe = 2
   CHARACTER(LEN=12), PARAMETER :: ex_name(nex) = [CHARACTER(LEN=12) :: 'bfield_mpi', &
       'energy_mpi', 'density_mpi', 'velocity_mpi', 'remap_v_mpi']
-  TYPE(haloswap_sweep_grid), SAVE :: grid
-  LOGICAL, SAVE :: have_grid = .FALSE.
+  TYPE(haloswap_decomposition), SAVE :: decomp
+  LOGICAL, SAVE :: have_decomp = .FALSE.
   INTEGER, SAVE :: grid_cells(3) = 0
-  TYPE(haloswap_sweep_exchange), SAVE :: ex(nex)
+  TYPE(halo_communication_type), SAVE :: ex(nex)
   LOGICAL, SAVE :: have_ex(nex) = .FALSE.
   TYPE(c_ptr), SAVE :: registered(3, nex)
   REAL(KIND(1.D0)), SAVE :: seconds(nex) = 0.0D0
   INTEGER, SAVE :: calls(nex) = 0
-  LOGICAL, SAVE :: hooked = .FALSE.
-  INTEGER, PARAMETER :: k_check = 1, k_describe = 2
+
+  INTERFACE
+    INTEGER(c_int) FUNCTION c_at_finalize(fn) BIND(C, NAME='hs_f_at_finalize')
+      IMPORT :: c_int, c_funptr
+      TYPE(c_funptr), VALUE :: fn
+    END FUNCTION c_at_finalize
+    TYPE(c_ptr) FUNCTION c_selected(p) BIND(C, NAME='hs_plan_selected_transport')
+      IMPORT :: c_ptr
+      TYPE(c_ptr), VALUE :: p
+    END FUNCTION c_selected
+    INTEGER(c_size_t) FUNCTION c_strlen(s) BIND(C, NAME='strlen')
+      IMPORT :: c_size_t, c_ptr
+      TYPE(c_ptr), VALUE :: s
+    END FUNCTION c_strlen
+  END INTERFACE
 
 CONTAINS
 
@@ -83,8 +88,8 @@ CONTAINS
     DO i = 1, nex
       IF (calls(i) == 0) CYCLE
       WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'mpiboundary: rank ', rank, ' ', &
-          TRIM(ex_name(i)), ' transport ', haloswap_sweep_transport(ex(i)), ' calls ', &
-          calls(i), ' seconds ', seconds(i)
+          TRIM(ex_name(i)), ' transport ', transport_of(ex(i)), ' calls ', calls(i), &
+          ' seconds ', seconds(i)
     END DO
   END SUBROUTINE mpiboundary_report
 
@@ -93,17 +98,17 @@ CONTAINS
   SUBROUTINE mpiboundary_finalise
     INTEGER :: i, rc
     DO i = 1, nex
-      IF (have_ex(i)) CALL haloswap_sweep_free(ex(i), rc)
+      IF (have_ex(i)) CALL finalise_halo_communication(ex(i), rc)
       have_ex(i) = .FALSE.
     END DO
-    IF (have_grid) CALL haloswap_sweep_grid_free(grid, rc)
-    have_grid = .FALSE.
+    IF (have_decomp) CALL haloswap_decomposition_free(decomp, rc)
+    have_decomp = .FALSE.
     seconds = 0.0D0
     calls = 0
   END SUBROUTINE mpiboundary_finalise
 
-  ! Runs at the start of MPI_FINALIZE (haloswap_sweep_at_finalize).
-  SUBROUTINE at_finalize
+  ! Run at the start of MPI_FINALIZE (hs_f_at_finalize).
+  SUBROUTINE at_finalize() BIND(C)
     CHARACTER(LEN=8) :: env
     INTEGER :: n, st
     CALL GET_ENVIRONMENT_VARIABLE('HALOSWAP_LARE3D_STATS', env, n, st)
@@ -111,58 +116,48 @@ CONTAINS
     CALL mpiboundary_finalise
   END SUBROUTINE at_finalize
 
+  ! The transport moving a plan's data (auto: its choice).
+  FUNCTION transport_of(hs) RESULT(name)
+    TYPE(halo_communication_type), INTENT(IN) :: hs
+    CHARACTER(LEN=:), ALLOCATABLE :: name
+    CHARACTER(KIND=c_char), POINTER :: s(:)
+    TYPE(c_ptr) :: p
+    INTEGER :: i
+    name = 'none'
+    p = c_selected(hs%plan)
+    IF (.NOT. c_associated(p)) RETURN
+    CALL c_f_pointer(p, s, [c_strlen(p)])
+    name = REPEAT(' ', SIZE(s))
+    DO i = 1, SIZE(s)
+      name(i:i) = s(i)
+    END DO
+  END FUNCTION transport_of
+
   !****************************************************************************
   ! The exchange
   !****************************************************************************
 
   SUBROUTINE exchange(id)
     INTEGER, INTENT(IN) :: id
-    INTEGER :: ierr
+    INTEGER :: ierr, nf
     REAL(KIND(1.D0)) :: t0
     TYPE(haloswap_gfield) :: f(3)
-    INTEGER :: nf
     IF (.NOT. have_ex(id)) THEN
       ! Made on first use: every rank calls the same routine at the same time.
-      IF (.NOT. have_grid) CALL make_grid(id)
+      IF (.NOT. have_decomp) CALL make_decomposition(id)
       CALL visit(id, k_describe, f, nf)
-      CALL haloswap_sweep_create(ex(id), grid, f(1:nf), ierr)
+      CALL haloswap_geometry_init(ex(id), decomp, f(1:nf), [2, 2, 2], .TRUE., ierr, &
+          sweep_axes=[1, 2, 3])
       IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .TRUE.)
       have_ex(id) = .TRUE.
     END IF
     CALL visit(id, k_check, f, nf)
     t0 = MPI_WTIME()
-    CALL haloswap_sweep_fill(ex(id), ierr)
+    CALL blocking_halo_swap(ex(id), ierr)
     seconds(id) = seconds(id) + (MPI_WTIME() - t0)
     calls(id) = calls(id) + 1
     IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
   END SUBROUTINE exchange
-
-  ! The array must be allocated as mpi_initialise allocates it (a node/face axis: -2:n+2,
-  ! a cell axis: -1:n+2) and be the array the exchange was made over.
-  SUBROUTINE check_array(a, name, id, k, node)
-    REAL(num), DIMENSION(:,:,:), ALLOCATABLE, TARGET, INTENT(IN) :: a
-    CHARACTER(LEN=*), INTENT(IN) :: name
-    INTEGER, INTENT(IN) :: id, k, node(3)
-    INTEGER :: lo(3), hi(3), n(3)
-    CHARACTER(LEN=300) :: msg
-    n = [nx, ny, nz]
-    lo = -1 - node
-    hi = n + 2
-    IF (.NOT. ALLOCATED(a)) THEN
-      CALL fail(ex_name(id), name // ' is not allocated: called before the grid exists ' // &
-          '(mpi_initialise allocates the arrays)', .FALSE.)
-    ELSE IF (ANY(LBOUND(a) /= lo) .OR. ANY(UBOUND(a) /= hi) .OR. ANY(n /= grid_cells)) THEN
-      WRITE(msg, '(a,3(i0,a,i0,a),a,3(i0,a,i0,a),a)') name // ' is (', &
-          LBOUND(a, 1), ':', UBOUND(a, 1), ',', LBOUND(a, 2), ':', UBOUND(a, 2), ',', &
-          LBOUND(a, 3), ':', UBOUND(a, 3), ')', ' but the exchange was made for (', &
-          lo(1), ':', hi(1), ',', lo(2), ':', hi(2), ',', lo(3), ':', hi(3), ')', &
-          ' (nx, ny, nz when it was made)'
-      CALL fail(ex_name(id), TRIM(msg), .FALSE.)
-    ELSE IF (.NOT. c_associated(c_loc(a), registered(k, id))) THEN
-      CALL fail(ex_name(id), name // ' was reallocated after its exchange was made ' // &
-          '(mpiboundary keeps its exchanges over the arrays of the first call)', .FALSE.)
-    END IF
-  END SUBROUTINE check_array
 
   ! The arrays of routine id, as Lare3d declares them: 2 points below the interior on every
   ! axis (cells 1..n; nodes and faces 0..n), staggered where node(a) = 1, the velocities' shared
@@ -210,20 +205,61 @@ CONTAINS
     END DO
   END SUBROUTINE one
 
-  SUBROUTINE make_grid(id)
+  ! The array must be allocated as mpi_initialise allocates it (a node/face axis: -2:n+2,
+  ! a cell axis: -1:n+2) and be the array the exchange was made over.
+  SUBROUTINE check_array(a, name, id, k, node)
+    REAL(num), DIMENSION(:,:,:), ALLOCATABLE, TARGET, INTENT(IN) :: a
+    CHARACTER(LEN=*), INTENT(IN) :: name
+    INTEGER, INTENT(IN) :: id, k, node(3)
+    INTEGER :: lo(3), hi(3), n(3)
+    CHARACTER(LEN=300) :: msg
+    n = [nx, ny, nz]
+    lo = -1 - node
+    hi = n + 2
+    IF (.NOT. ALLOCATED(a)) THEN
+      CALL fail(ex_name(id), name // ' is not allocated: called before the grid exists ' // &
+          '(mpi_initialise allocates the arrays)', .FALSE.)
+    ELSE IF (ANY(LBOUND(a) /= lo) .OR. ANY(UBOUND(a) /= hi) .OR. ANY(n /= grid_cells)) THEN
+      WRITE(msg, '(a,3(i0,a,i0,a),a,3(i0,a,i0,a),a)') name // ' is (', &
+          LBOUND(a, 1), ':', UBOUND(a, 1), ',', LBOUND(a, 2), ':', UBOUND(a, 2), ',', &
+          LBOUND(a, 3), ':', UBOUND(a, 3), ')', ' but the exchange was made for (', &
+          lo(1), ':', hi(1), ',', lo(2), ':', hi(2), ',', lo(3), ':', hi(3), ')', &
+          ' (nx, ny, nz when it was made)'
+      CALL fail(ex_name(id), TRIM(msg), .FALSE.)
+    ELSE IF (.NOT. c_associated(c_loc(a), registered(k, id))) THEN
+      CALL fail(ex_name(id), name // ' was reallocated after its exchange was made ' // &
+          '(mpiboundary keeps its exchanges over the arrays of the first call)', .FALSE.)
+    END IF
+  END SUBROUTINE check_array
+
+  ! Lare3d's process grid as haloswap's decomposition: its Cartesian communicator (dimensions
+  ! (z, y, x), periods from its boundaries) and its split (cell_nx_mins ... cell_nz_maxs).
+  SUBROUTINE make_decomposition(id)
     INTEGER, INTENT(IN) :: id
     TYPE(hs_mpi_comm) :: cart
-    INTEGER :: ierr
-    IF (.NOT. ALLOCATED(rho)) CALL fail(ex_name(id), 'called before the grid exists ' // &
-        '(mpi_initialise creates the Cartesian communicator and allocates the arrays)', .FALSE.)
+    INTEGER :: ierr, a
+    CHARACTER(LEN=200) :: msg
+    IF (.NOT. ALLOCATED(rho) .OR. .NOT. ALLOCATED(cell_nx_mins)) CALL fail(ex_name(id), &
+        'called before the grid exists (mpi_initialise creates the Cartesian communicator ' // &
+        'and allocates the arrays)', .FALSE.)
     grid_cells = [nx, ny, nz]
     cart%MPI_VAL = comm
-    ! Lare3d's Cartesian dimensions are (z, y, x); its arrays have 2 ghost points on each side.
-    CALL haloswap_sweep_grid_create(grid, cart, grid_cells, [4, 4, 4], ierr, axis_order=[3, 2, 1])
+    CALL haloswap_decomposition_create_ex(decomp, cart, [nx_global, ny_global, nz_global], &
+        ierr, procs=[nprocx, nprocy, nprocz], axis_order=[3, 2, 1], &
+        ranges_x=cell_nx_maxs - cell_nx_mins + 1, ranges_y=cell_ny_maxs - cell_ny_mins + 1, &
+        ranges_z=cell_nz_maxs - cell_nz_mins + 1, cart=cart)
     IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .TRUE.)
-    have_grid = .TRUE.
-    IF (.NOT. hooked) hooked = haloswap_sweep_at_finalize(at_finalize)
-  END SUBROUTINE make_grid
+    have_decomp = .TRUE.
+    DO a = 1, 3
+      IF (haloswap_local_extent(decomp, a) /= grid_cells(a)) THEN
+        WRITE(msg, '(a,i0,a,i0,a,i0)') 'this rank has ', grid_cells(a), ' cells on axis ', a, &
+            ' but its cell_n*_mins/maxs give ', haloswap_local_extent(decomp, a)
+        CALL fail(ex_name(id), TRIM(msg), .FALSE.)
+      END IF
+    END DO
+    IF (c_at_finalize(c_funloc(at_finalize)) /= 0) &
+        CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
+  END SUBROUTINE make_decomposition
 
   ! Lare3d's abort path: the message, then MPI_ABORT. agreed: every rank has the same message
   ! (collective setup), so rank 0 prints it.

@@ -38,8 +38,8 @@ program test_epoch_dropin
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, nproc, ierr)
-  call parse_options(opt, [10, 13, 16])
-  ng = merge(opt%ng, 4, opt%ng > 0)
+  call parse_options(opt, [12, 16, 20])
+  ng = merge(opt%ng, 5, opt%ng > 0)   ! EPOCH's default (triangle shape: png + 2)
 
   if (len_trim(opt%error) > 0) then
     call error_case(trim(opt%error))
@@ -71,6 +71,7 @@ program test_epoch_dropin
   call report(failures, checked, 'epoch drop-in')
   ! One more fill and sum, left for MPI_Finalize: it frees the exchanges and, with
   ! HALOSWAP_EPOCH_STATS=1, prints the statistics (CTest epoch_dropin_stats reads them).
+  call set_transport('p2p')
   call make_domain(configs(:, 1, 1), configs(:, 2, 1))
   allocate(ex(1-ng:nx+ng, 1-ng:ny+ng, 1-ng:nz+ng))
   ex = 0

@@ -32,7 +32,7 @@ module sweep_test_support
   type(test_grid), public :: g
   integer, public :: support_failures = 0
 
-  public :: parse_options, select_transport, grid_init, grid_set_cells, ncell, offset, rank_of, &
+  public :: parse_options, select_transport, set_transport, grid_init, grid_set_cells, ncell, offset, rank_of, &
        initial, swept, trace, owned, fval, report
 
   interface
@@ -92,6 +92,13 @@ contains
     end if
   end subroutine parse_options
 
+  !> HALOSWAP_TRANSPORT = name.
+  subroutine set_transport(name)
+    character(len=*), intent(in) :: name
+    integer :: rc
+    rc = c_setenv("HALOSWAP_TRANSPORT" // c_null_char, name // c_null_char, 1)
+  end subroutine set_transport
+
   !> Makes transport t the one HALOSWAP_TRANSPORT names; .false. if it cannot run here (a
   !> failure unless --may-be-unusable names it; then "SKIP" is printed).
   logical function select_transport(opt, t)
@@ -101,7 +108,7 @@ contains
     character(len=256) :: reason
     integer :: i, rank, ierr
     call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
-    i = c_setenv("HALOSWAP_TRANSPORT" // c_null_char, trim(opt%transport(t)) // c_null_char, 1)
+    call set_transport(trim(opt%transport(t)))
     select_transport = transport_usable(why, int(size(why), c_int)) /= 0
     if (select_transport) return
     reason = ''

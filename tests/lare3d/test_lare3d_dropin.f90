@@ -77,6 +77,7 @@ program test_lare3d_dropin
   call report(failures, checked, 'lare3d drop-in')
   ! One more call of each routine, left for MPI_Finalize: it frees the exchanges and, with
   ! HALOSWAP_LARE3D_STATS=1, prints the statistics (CTest lare3d_dropin_stats reads them).
+  call set_transport('p2p')
   call make_grid(configs(:, 1))
   call bfield_mpi; call energy_mpi; call density_mpi; call velocity_mpi; call remap_v_mpi
   call MPI_FINALIZE(ierr)
@@ -103,6 +104,14 @@ contains
          opt%global, [3, 2, 1])
     nx_global = opt%global(1); ny_global = opt%global(2); nz_global = opt%global(3)
     nx = g%n(1); ny = g%n(2); nz = g%n(3)
+    allocate(cell_nx_mins(0:nprocx-1), cell_nx_maxs(0:nprocx-1), cell_ny_mins(0:nprocy-1), &
+         cell_ny_maxs(0:nprocy-1), cell_nz_mins(0:nprocz-1), cell_nz_maxs(0:nprocz-1))
+    cell_nx_mins = g%off(0:nprocx-1, 1) + 1
+    cell_nx_maxs = g%off(0:nprocx-1, 1) + g%cells(0:nprocx-1, 1)
+    cell_ny_mins = g%off(0:nprocy-1, 2) + 1
+    cell_ny_maxs = g%off(0:nprocy-1, 2) + g%cells(0:nprocy-1, 2)
+    cell_nz_mins = g%off(0:nprocz-1, 3) + 1
+    cell_nz_maxs = g%off(0:nprocz-1, 3) + g%cells(0:nprocz-1, 3)
     allocate(bx(-2:nx+2, -1:ny+2, -1:nz+2), by(-1:nx+2, -2:ny+2, -1:nz+2), &
          bz(-1:nx+2, -1:ny+2, -2:nz+2), energy(-1:nx+2, -1:ny+2, -1:nz+2), &
          rho(-1:nx+2, -1:ny+2, -1:nz+2))
@@ -113,6 +122,7 @@ contains
 
   subroutine free_grid()
     deallocate(bx, by, bz, energy, rho, vx, vy, vz, vx1, vy1, vz1)
+    deallocate(cell_nx_mins, cell_nx_maxs, cell_ny_mins, cell_ny_maxs, cell_nz_mins, cell_nz_maxs)
     call MPI_COMM_FREE(comm, ierr)
   end subroutine free_grid
 

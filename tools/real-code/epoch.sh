@@ -7,14 +7,14 @@
 # block of every SDF dump compared bit for bit but EPOCH's wall-clock block (elapsed_time).
 # --bench N: N interleaved runs of each variant at 2 and 4 ranks: EPOCH's own "runtime of
 # core" and the drop-in's own time in its routines.
-# HS_EPOCH_DEFINE (default -DPARTICLE_SHAPE_TOPHAT) is passed as EPOCH's DEFINE.
+# HS_EPOCH_DEFINE (default empty: the triangle shape, ng = 5) is passed as EPOCH's DEFINE.
 # shellcheck source=sdf.sh
 . "$HS_CHECK_ROOT/tools/real-code/sdf.sh"
 ep_deck=$HS_CHECK_ROOT/tools/real-code/epoch/input.deck.in
 sdf_ranks="1 2 4 8"
 ep_n=${HS_EPOCH_N:-24}
 ep_steps=${HS_EPOCH_STEPS:-40}
-ep_define=${HS_EPOCH_DEFINE--DPARTICLE_SHAPE_TOPHAT}
+ep_define=${HS_EPOCH_DEFINE:-}
 for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
   if [ ! -f "$HS_CHECK_SRC/$f" ]; then
     echo "epoch: $HS_CHECK_SRC/$f missing (an EPOCH checkout with its SDF submodule:" \

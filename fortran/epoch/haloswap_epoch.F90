@@ -11,13 +11,13 @@
 ! transport comes from HALOSWAP_TRANSPORT (default p2p) at run time.
 MODULE haloswap_epoch
 
-  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_associated, c_funloc, &
-      c_funptr, c_f_pointer, c_char, c_size_t, c_null_ptr
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_funloc, c_null_ptr
   USE shared_data
   USE utilities, ONLY: abort_code
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
-      haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message
+      haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message, &
+      haloswap_selected_transport, haloswap_at_finalize
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
       haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ
 
@@ -44,7 +44,7 @@ MODULE haloswap_epoch
   INTEGER, ALLOCATABLE, SAVE :: domain(:)
   REAL(KIND(1.D0)), SAVE :: seconds(3) = 0.0D0
   INTEGER, SAVE :: calls(3) = 0
-  TYPE(c_ptr), SAVE :: last_plan = c_null_ptr
+  INTEGER, SAVE :: last = 0   ! the kept plan used last
 
   INTERFACE
     INTEGER(c_int) FUNCTION c_swap(p, arrays) BIND(C, NAME='hs_swap')
@@ -56,18 +56,6 @@ MODULE haloswap_epoch
       TYPE(c_ptr), VALUE :: p, arrays
       INTEGER(c_int), VALUE :: op
     END FUNCTION c_reverse
-    INTEGER(c_int) FUNCTION c_at_finalize(fn) BIND(C, NAME='hs_f_at_finalize')
-      IMPORT :: c_int, c_funptr
-      TYPE(c_funptr), VALUE :: fn
-    END FUNCTION c_at_finalize
-    TYPE(c_ptr) FUNCTION c_selected(p) BIND(C, NAME='hs_plan_selected_transport')
-      IMPORT :: c_ptr
-      TYPE(c_ptr), VALUE :: p
-    END FUNCTION c_selected
-    INTEGER(c_size_t) FUNCTION c_strlen(s) BIND(C, NAME='strlen')
-      IMPORT :: c_size_t, c_ptr
-      TYPE(c_ptr), VALUE :: s
-    END FUNCTION c_strlen
   END INTERFACE
 
 CONTAINS
@@ -196,11 +184,13 @@ CONTAINS
   !> One line per kind of call on this rank: calls and seconds inside them, the transport.
   SUBROUTINE haloswap_epoch_report
     INTEGER :: i
+    CHARACTER(LEN=32) :: t
+    t = 'none'
+    IF (last > 0) t = haloswap_selected_transport(plans(last)%hs)
     DO i = 1, 3
       IF (calls(i) == 0) CYCLE
       WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
-          TRIM(k_name(i)), ' transport ', transport_of(last_plan), ' calls ', calls(i), &
-          ' seconds ', seconds(i)
+          TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
     END DO
   END SUBROUTINE haloswap_epoch_report
 
@@ -220,7 +210,7 @@ CONTAINS
       CALL haloswap_decomposition_free(plans(i)%d, rc)
       plans(i)%used = .FALSE.
     END DO
-    last_plan = c_null_ptr
+    last = 0
     IF (ALLOCATED(domain)) DEALLOCATE(domain)
   END SUBROUTINE free_kept
 
@@ -232,24 +222,6 @@ CONTAINS
     IF (st == 0 .AND. n > 0 .AND. env(1:1) /= '0') CALL haloswap_epoch_report
     CALL haloswap_epoch_finalise
   END SUBROUTINE at_finalize
-
-  ! The transport moving a plan's data (auto: its choice); 'none' before any plan.
-  FUNCTION transport_of(p) RESULT(name)
-    TYPE(c_ptr), INTENT(IN) :: p
-    CHARACTER(LEN=:), ALLOCATABLE :: name
-    CHARACTER(KIND=c_char), POINTER :: s(:)
-    TYPE(c_ptr) :: t
-    INTEGER :: i
-    name = 'none'
-    IF (.NOT. c_associated(p)) RETURN
-    t = c_selected(p)
-    IF (.NOT. c_associated(t)) RETURN
-    CALL c_f_pointer(t, s, [c_strlen(t)])
-    name = REPEAT(' ', SIZE(s))
-    DO i = 1, SIZE(s)
-      name(i:i) = s(i)
-    END DO
-  END FUNCTION transport_of
 
   !****************************************************************************
   ! Plans
@@ -286,7 +258,7 @@ CONTAINS
     END IF
     IF (k == 0) k = make(f, what, ng, per)
     arrays(1) = f(1)%data
-    last_plan = plans(k)%hs%plan
+    last = k
     IF (what == k_fill) THEN
       ierr = c_swap(plans(k)%hs%plan, c_loc(arrays))
     ELSE
@@ -316,8 +288,8 @@ CONTAINS
     plans(k)%what = what
     plans(k)%ng = ng
     plans(k)%per = per
-    IF (c_at_finalize(c_funloc(at_finalize)) /= 0) &
-        CALL fail(what, haloswap_error_message(), .FALSE.)
+    CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
+    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
   END FUNCTION make
 
   ! A fill of field (its haloswap_gfield) with the given extents: a plan made, used once and

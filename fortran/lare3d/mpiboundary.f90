@@ -8,13 +8,13 @@
 ! HALOSWAP_TRANSPORT (default p2p) and HALOSWAP_OPTIONS at run time.
 MODULE mpiboundary
 
-  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_associated, c_funloc, &
-      c_funptr, c_f_pointer, c_char, c_size_t
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_loc, c_associated, c_funloc
   USE shared_data
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
       haloswap_decomposition_free, haloswap_local_extent, finalise_halo_communication, &
-      blocking_halo_swap, haloswap_error_message
+      blocking_halo_swap, haloswap_error_message, haloswap_selected_transport, &
+      haloswap_at_finalize
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_field_set_stagger, &
       haloswap_geometry_init, haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, &
       HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
@@ -36,21 +36,6 @@ MODULE mpiboundary
   TYPE(c_ptr), SAVE :: registered(3, nex)
   REAL(KIND(1.D0)), SAVE :: seconds(nex) = 0.0D0
   INTEGER, SAVE :: calls(nex) = 0
-
-  INTERFACE
-    INTEGER(c_int) FUNCTION c_at_finalize(fn) BIND(C, NAME='hs_f_at_finalize')
-      IMPORT :: c_int, c_funptr
-      TYPE(c_funptr), VALUE :: fn
-    END FUNCTION c_at_finalize
-    TYPE(c_ptr) FUNCTION c_selected(p) BIND(C, NAME='hs_plan_selected_transport')
-      IMPORT :: c_ptr
-      TYPE(c_ptr), VALUE :: p
-    END FUNCTION c_selected
-    INTEGER(c_size_t) FUNCTION c_strlen(s) BIND(C, NAME='strlen')
-      IMPORT :: c_size_t, c_ptr
-      TYPE(c_ptr), VALUE :: s
-    END FUNCTION c_strlen
-  END INTERFACE
 
 CONTAINS
 
@@ -88,7 +73,8 @@ CONTAINS
     DO i = 1, nex
       IF (calls(i) == 0) CYCLE
       WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'mpiboundary: rank ', rank, ' ', &
-          TRIM(ex_name(i)), ' transport ', transport_of(ex(i)), ' calls ', calls(i), &
+          TRIM(ex_name(i)), ' transport ', haloswap_selected_transport(ex(i)), ' calls ', &
+          calls(i), &
           ' seconds ', seconds(i)
     END DO
   END SUBROUTINE mpiboundary_report
@@ -115,23 +101,6 @@ CONTAINS
     IF (st == 0 .AND. n > 0 .AND. env(1:1) /= '0') CALL mpiboundary_report
     CALL mpiboundary_finalise
   END SUBROUTINE at_finalize
-
-  ! The transport moving a plan's data (auto: its choice).
-  FUNCTION transport_of(hs) RESULT(name)
-    TYPE(halo_communication_type), INTENT(IN) :: hs
-    CHARACTER(LEN=:), ALLOCATABLE :: name
-    CHARACTER(KIND=c_char), POINTER :: s(:)
-    TYPE(c_ptr) :: p
-    INTEGER :: i
-    name = 'none'
-    p = c_selected(hs%plan)
-    IF (.NOT. c_associated(p)) RETURN
-    CALL c_f_pointer(p, s, [c_strlen(p)])
-    name = REPEAT(' ', SIZE(s))
-    DO i = 1, SIZE(s)
-      name(i:i) = s(i)
-    END DO
-  END FUNCTION transport_of
 
   !****************************************************************************
   ! The exchange
@@ -257,8 +226,8 @@ CONTAINS
         CALL fail(ex_name(id), TRIM(msg), .FALSE.)
       END IF
     END DO
-    IF (c_at_finalize(c_funloc(at_finalize)) /= 0) &
-        CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
+    CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
+    IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
   END SUBROUTINE make_decomposition
 
   ! Lare3d's abort path: the message, then MPI_ABORT. agreed: every rank has the same message

@@ -9,10 +9,19 @@ set_target_properties(sweep_test_support PROPERTIES
   Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/sweep_support_modules)
 target_include_directories(sweep_test_support PUBLIC ${CMAKE_BINARY_DIR}/tests/sweep_support_modules)
 
-# hs_sweep_dropin_tests(<prefix> <executable>): one launch per rank count and process layout
-# (the default layout is MPI_Dims_create's over (z, y, x), as Lare3d and EPOCH), each running
-# every registered transport; shmem (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own.
+# hs_sweep_dropin_tests(<prefix> <executable> STATS <variable> <regex> [ERRORS
+# "<case>|<regex>"...]): one launch per rank count and process layout (the default layout is
+# MPI_Dims_create's over (z, y, x), as Lare3d and EPOCH), each running every registered
+# transport; shmem (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own; with the
+# statistics variable set, what MPI_Finalize prints must match the regex; each error case
+# (--error <case>) must print its regex.
 function(hs_sweep_dropin_tests prefix exe)
+  cmake_parse_arguments(T "" "" "STATS;ERRORS" ${ARGN})
+  list(GET T_STATS 0 var)
+  list(GET T_STATS 1 expect)
+  hs_add_mpi_test(NAME ${prefix}_stats COMMAND ${exe} --transport p2p RANKS 2 TIMEOUT 120
+    ENV ${var}=1)
+  set_tests_properties(${prefix}_stats PROPERTIES PASS_REGULAR_EXPRESSION "${expect}")
   set(may --may-be-unusable shmem --may-be-unusable cma)
   foreach(c "1" "2" "2:2,1,1" "3:1,3,1" "4" "4:1,1,4" "6" "8" "9")
     string(REPLACE ":" ";" c "${c}")
@@ -34,4 +43,12 @@ function(hs_sweep_dropin_tests prefix exe)
         TIMEOUT 300 ENV HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma)
     endforeach()
   endif()
+  foreach(c ${T_ERRORS})
+    string(REPLACE "|" ";" c "${c}")
+    list(GET c 0 what)
+    list(GET c 1 expect)
+    hs_add_mpi_test(NAME ${prefix}_error_${what} COMMAND ${exe} --error ${what} RANKS 2
+      TIMEOUT 60)
+    set_tests_properties(${prefix}_error_${what} PROPERTIES PASS_REGULAR_EXPRESSION "${expect}")
+  endforeach()
 endfunction()

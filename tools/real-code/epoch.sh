@@ -55,22 +55,6 @@ ep_run() {
 ep_label() { echo "${ep_n}^3 ${ep_steps} steps $([ "$1" = periodic ] && echo periodic || echo walled)"; }
 ep_seconds() { sed -n 's/.*Final runtime of core = *\([0-9.eE+-]*\).*/\1/p' "$1/run.log"; }
 
-for mpi in $HS_CHECK_MPIS; do
-  work=$HS_CHECK_WORK/$mpi
-  mkdir -p "$work"
-  hs_install "$mpi" "$work/haloswap"
-  sdf_copy "$HS_CHECK_SRC" "$work/own"
-  sdf_copy "$HS_CHECK_SRC" "$work/drop-in"
-  ep_build "$work/own" "$mpi" || exit 1
-  ep_build "$work/drop-in" "$mpi" "$work/haloswap" || exit 1
-  sdf_matrix "$mpi" "$work" ep_run epoch3d/Data ep_label "periodic conduct" --ignore elapsed_time
-  if [ "$HS_CHECK_BENCH" -gt 0 ]; then
-    echo
-    echo "Timing ($mpi, periodic case, $HS_CHECK_BENCH interleaved runs): EPOCH's runtime of core;"
-    echo "drop-in: seconds in field_bc and the particle sums per step, max over ranks"
-    sdf_bench "$mpi" "$work" ep_run periodic ep_seconds HALOSWAP_EPOCH_STATS "haloswap_epoch: rank"
-    sdf_bench_table "$work/bench.txt" "$ep_steps"
-  fi
-done
-[ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$HS_CHECK_WORK"
-exit $((HS_CHECK_FAILS > 0))
+sdf_check ep_build ep_run epoch3d/Data ep_label "periodic conduct" periodic ep_seconds \
+  HALOSWAP_EPOCH_STATS "haloswap_epoch: rank" "$ep_steps" "EPOCH's runtime of core; drop-in:
+seconds in field_bc and the particle sums per step, max over ranks" --ignore elapsed_time

@@ -54,22 +54,6 @@ l3_run() {
 l3_label() { echo "${l3_n}^3 ${l3_steps} steps $([ "$1" = user ] && echo walled || echo periodic)"; }
 l3_seconds() { cat "$1/wall"; }
 
-for mpi in $HS_CHECK_MPIS; do
-  work=$HS_CHECK_WORK/$mpi
-  mkdir -p "$work"
-  hs_install "$mpi" "$work/haloswap"
-  sdf_copy "$HS_CHECK_SRC" "$work/own"
-  sdf_copy "$HS_CHECK_SRC" "$work/drop-in"
-  l3_build "$work/own" "$mpi" || exit 1
-  l3_build "$work/drop-in" "$mpi" "$work/haloswap" || exit 1
-  sdf_matrix "$mpi" "$work" l3_run Data l3_label "user periodic"
-  if [ "$HS_CHECK_BENCH" -gt 0 ]; then
-    echo
-    echo "Timing ($mpi, walled case, $HS_CHECK_BENCH interleaved runs): Lare3d's wall time per run;"
-    echo "drop-in: seconds in bfield/energy/density/velocity/remap_v_mpi per step, max over ranks"
-    sdf_bench "$mpi" "$work" l3_run user l3_seconds HALOSWAP_LARE3D_STATS "mpiboundary: rank"
-    sdf_bench_table "$work/bench.txt" "$l3_steps"
-  fi
-done
-[ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$HS_CHECK_WORK"
-exit $((HS_CHECK_FAILS > 0))
+sdf_check l3_build l3_run Data l3_label "user periodic" user l3_seconds HALOSWAP_LARE3D_STATS \
+  "mpiboundary: rank" "$l3_steps" "Lare3d's wall time per run; drop-in: seconds in
+bfield/energy/density/velocity/remap_v_mpi per step, max over ranks"

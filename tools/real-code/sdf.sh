@@ -120,3 +120,32 @@ PY
 sdf_max_rank_seconds() {
   awk -v p="$2" 'index($0, p) == 1 {s[$3] += $NF} END {m = 0; for (r in s) if (s[r] > m) m = s[r]; print m}' "$1"
 }
+
+# sdf_check BUILD RUN DATA LABEL "CASES" BENCH_CASE SECONDS STATS PREFIX STEPS WHAT [compare
+# args]: the whole check of an SDF code for every MPI library (--mpi): haloswap installed, two
+# copies of the checkout built by `BUILD DIR MPI [PREFIX]` (the own routines, then the drop-in
+# from PREFIX), sdf_matrix over CASES, and with --bench the timing of BENCH_CASE (WHAT says
+# what is timed); then the scratch directory goes (unless --keep) and the script exits.
+sdf_check() {
+  local build=$1 run=$2 data=$3 label=$4 cases=$5 bcase=$6 secs=$7 stats=$8 prefix=$9
+  local steps=${10} what=${11} mpi work
+  shift 11
+  for mpi in $HS_CHECK_MPIS; do
+    work=$HS_CHECK_WORK/$mpi
+    mkdir -p "$work"
+    hs_install "$mpi" "$work/haloswap"
+    sdf_copy "$HS_CHECK_SRC" "$work/own"
+    sdf_copy "$HS_CHECK_SRC" "$work/drop-in"
+    $build "$work/own" "$mpi" || exit 1
+    $build "$work/drop-in" "$mpi" "$work/haloswap" || exit 1
+    sdf_matrix "$mpi" "$work" "$run" "$data" "$label" "$cases" "$@"
+    if [ "$HS_CHECK_BENCH" -gt 0 ]; then
+      echo
+      echo "Timing ($mpi, $bcase case, $HS_CHECK_BENCH interleaved runs): $what"
+      sdf_bench "$mpi" "$work" "$run" "$bcase" "$secs" "$stats" "$prefix"
+      sdf_bench_table "$work/bench.txt" "$steps"
+    fi
+  done
+  [ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$HS_CHECK_WORK"
+  exit $((HS_CHECK_FAILS > 0))
+}

@@ -57,7 +57,8 @@ module haloswap
        haloswap_global_offset, haloswap_procs, haloswap_coord, init_halo_communication, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
-       haloswap_transport_name, haloswap_order_sizes
+       haloswap_transport_name, haloswap_order_sizes, haloswap_selected_transport, &
+       haloswap_at_finalize
 
   interface
      integer(c_int) function c_decomp_create(comm, ndims, global, procs, periodic, out) &
@@ -151,6 +152,14 @@ module haloswap
        integer(c_int), value :: code, len
        character(kind=c_char), intent(in) :: msg(*)
      end function c_set_error
+     type(c_ptr) function c_selected(p) bind(c, name="hs_plan_selected_transport")
+       import :: c_ptr
+       type(c_ptr), value :: p
+     end function c_selected
+     integer(c_int) function c_at_finalize(fn) bind(c, name="hs_f_at_finalize")
+       import :: c_int, c_funptr
+       type(c_funptr), value :: fn
+     end function c_at_finalize
      type(c_ptr) function c_transport(p) bind(c, name="hs_f_transport")
        import :: c_ptr
        type(c_ptr), value :: p
@@ -578,6 +587,22 @@ contains
     character(len=:), allocatable :: name
     name = c_string(c_transport(hs%plan))
   end function haloswap_transport_name
+
+  !> Name of the transport that moves a plan's data: for auto, the one it chose.
+  function haloswap_selected_transport(hs) result(name)
+    type(halo_communication_type), intent(in) :: hs
+    character(len=:), allocatable :: name
+    name = c_string(c_selected(hs%plan))
+  end function haloswap_selected_transport
+
+  !> Calls fn, c_funloc of a bind(c) subroutine without arguments, once at the start of
+  !> MPI_Finalize while MPI still works: a drop-in for a code without a call for it frees its
+  !> plans or prints its statistics there. Registering fn again changes nothing (8 at most).
+  subroutine haloswap_at_finalize(fn, ierr)
+    type(c_funptr), intent(in) :: fn
+    integer, intent(out) :: ierr
+    ierr = int(c_at_finalize(fn))
+  end subroutine haloswap_at_finalize
 
   !> Number of transports built into the library; names by haloswap_transport_name_at(1..n).
   integer function haloswap_transport_count()

@@ -156,16 +156,27 @@ int hs_f_fail_mark(hs_plan p, int code) {
 int hs_f_plan_staged(hs_plan p) { return p && (p->staged || p->core.staged); }
 
 /* Calls fn once, at the start of MPI_Finalize (the delete callback of an attribute on
- * MPI_COMM_SELF): the drop-in prints the statistics of the halo states never finalised. */
-static void (*hs_f_fini_fn)(void);
+ * MPI_COMM_SELF): a drop-in prints the statistics of the halo states never finalised, or frees
+ * its plans there. Registering fn again changes nothing; up to 8 functions, in order. */
+enum { HS_F_FINI_MAX = 8 };
+static void (*hs_f_fini_fn[HS_F_FINI_MAX])(void);
+static int hs_f_fini_n;
 static int hs_f_fini_cb(MPI_Comm c, int key, void *val, void *extra) {
   (void)c, (void)key, (void)val, (void)extra;
-  if (hs_f_fini_fn) hs_f_fini_fn();
+  for (int i = 0; i < hs_f_fini_n; i++) hs_f_fini_fn[i]();
+  hs_f_fini_n = 0;
   return MPI_SUCCESS;
 }
 int hs_f_at_finalize(void (*fn)(void)) {
   static int key = MPI_KEYVAL_INVALID;
-  hs_f_fini_fn = fn;
+  int known = 0;
+  for (int i = 0; i < hs_f_fini_n; i++) known |= hs_f_fini_fn[i] == fn;
+  if (!known) {
+    if (hs_f_fini_n == HS_F_FINI_MAX)
+      return hs__error(HS_ERR_ARG, "more than %d functions to call at MPI_Finalize",
+                       HS_F_FINI_MAX);
+    hs_f_fini_fn[hs_f_fini_n++] = fn;
+  }
   if (key != MPI_KEYVAL_INVALID) return HS_OK;
   if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, hs_f_fini_cb, &key, NULL) != MPI_SUCCESS ||
       MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS)

@@ -1,0 +1,493 @@
+! haloswap drop-in for EPOCH's halo exchanges (epoch3d; docs/epoch.md): field_bc,
+! do_field_mpi_with_lengths, its _r4 and _slice variants and particle_periodic_bcs, with the
+! arguments and the results of the routines of that name in EPOCH's src/boundary.F90, which
+! takes them from here (share/haloswap/epoch/haloswap.mk builds it so). The plans sweep
+! (HS_ORDER_SWEEP), which is EPOCH's scheme: x, then y, then z over the whole allocated extent
+! of the other axes; a field halo is filled from a side only where EPOCH unpacks it (a
+! neighbour, or a periodic field boundary); the sums (the sweep's reverse) add, axis by axis,
+! the lower neighbour's ghosts into the first ng planes and then the upper neighbour's into the
+! last ng, where a neighbour exists or the particle boundary is periodic, and zero elsewhere
+! (as EPOCH adds a zeroed buffer there), so every sum is rounded as EPOCH rounds it. The
+! transport comes from HALOSWAP_TRANSPORT (default p2p) at run time.
+MODULE haloswap_epoch
+
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_funloc, c_null_ptr
+  USE shared_data
+  USE utilities, ONLY: abort_code
+  USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
+  USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
+      haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message, &
+      haloswap_selected_transport, haloswap_at_finalize
+  USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
+      haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ
+
+  IMPLICIT NONE
+
+  PRIVATE
+  PUBLIC :: field_bc, do_field_mpi_with_lengths, do_field_mpi_with_lengths_r4
+  PUBLIC :: do_field_mpi_with_lengths_slice, particle_periodic_bcs
+  PUBLIC :: haloswap_epoch_report, haloswap_epoch_finalise
+
+  ! A plan kept for the current domain: a fill (field_bc) or a sum (the particle sums) of
+  ! arrays with ng ghosts, with the periodicity its decomposition was made for.
+  TYPE :: kept
+    LOGICAL :: used = .FALSE.
+    INTEGER :: what = 0, ng = 0, per(3) = 0
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
+  END TYPE kept
+
+  INTEGER, PARAMETER :: nkept = 16, k_fill = 1, k_sum = 2, k_lengths = 3
+  CHARACTER(LEN=26), PARAMETER :: k_name(3) = [CHARACTER(LEN=26) :: 'field_bc', &
+      'particle_periodic_bcs', 'do_field_mpi_with_lengths']
+  TYPE(kept), SAVE :: plans(nkept)
+  INTEGER, ALLOCATABLE, SAVE :: domain(:)
+  REAL(KIND(1.D0)), SAVE :: seconds(3) = 0.0D0
+  INTEGER, SAVE :: calls(3) = 0
+  INTEGER, SAVE :: last = 0   ! the kept plan used last
+
+  INTERFACE
+    INTEGER(c_int) FUNCTION c_swap(p, arrays) BIND(C, NAME='hs_swap')
+      IMPORT :: c_int, c_ptr
+      TYPE(c_ptr), VALUE :: p, arrays
+    END FUNCTION c_swap
+    INTEGER(c_int) FUNCTION c_reverse(p, op, arrays) BIND(C, NAME='hs_reverse')
+      IMPORT :: c_int, c_ptr
+      TYPE(c_ptr), VALUE :: p, arrays
+      INTEGER(c_int), VALUE :: op
+    END FUNCTION c_reverse
+  END INTERFACE
+
+CONTAINS
+
+  !****************************************************************************
+  ! EPOCH's routines
+  !****************************************************************************
+
+  ! Exchanges field values at processor boundaries (EPOCH's field_bc).
+  SUBROUTINE field_bc(field, ng)
+
+    INTEGER, INTENT(IN) :: ng
+    REAL(num), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
+
+    CALL kept_exchange(field, ng, k_fill, field_periodic('field_bc'))
+
+  END SUBROUTINE field_bc
+
+
+
+  ! The same for any extents (load balancing: arrays of the new domain, before EPOCH adopts
+  ! it): a plan made for this call and freed after it.
+  SUBROUTINE do_field_mpi_with_lengths(field, ng, nx_local, ny_local, nz_local)
+
+    INTEGER, INTENT(IN) :: ng
+    REAL(num), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
+    INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
+
+    CALL once(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
+        [nx_local, ny_local, nz_local], ng)
+
+  END SUBROUTINE do_field_mpi_with_lengths
+
+
+
+  SUBROUTINE do_field_mpi_with_lengths_r4(field, ng, nx_local, ny_local, nz_local)
+
+    INTEGER, INTENT(IN) :: ng
+    REAL(r4), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
+    INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
+
+    CALL once(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
+        [nx_local, ny_local, nz_local], ng)
+
+  END SUBROUTINE do_field_mpi_with_lengths_r4
+
+
+
+  ! A plane of field values normal to direction, exchanged along its two axes (first, then
+  ! second) among the ranks of one plane of the process grid. Over the two-sided transport:
+  ! the plane's communicator is a piece of a split, on which RMA windows and OpenSHMEM cannot
+  ! be made (load balancing only).
+  SUBROUTINE do_field_mpi_with_lengths_slice(field, direction, ng, n1_local, n2_local)
+
+    INTEGER, INTENT(IN) :: direction, ng
+    REAL(num), DIMENSION(1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
+    INTEGER, INTENT(IN) :: n1_local, n2_local
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
+    TYPE(hs_mpi_comm) :: plane
+    INTEGER :: per(3), ierr, rc, axes(2), a
+    LOGICAL :: remain(3)
+    REAL(KIND(1.D0)) :: t0
+
+    t0 = MPI_WTIME()
+    IF (ANY(SHAPE(field) /= [n1_local, n2_local] + 2 * ng)) CALL fail(k_lengths, &
+        'do_field_mpi_with_lengths_slice: field is ' // TRIM(shape_text(SHAPE(field))) // &
+        ' but n1_local, n2_local and ng make ' // &
+        TRIM(shape_text([n1_local, n2_local] + 2 * ng)), .FALSE.)
+    per = field_periodic('do_field_mpi_with_lengths_slice')
+    ! EPOCH's Cartesian dimensions are (z, y, x); the plane keeps the two that are not
+    ! direction, and its dimension 1 is the slice's second axis.
+    axes = PACK([1, 2, 3], [1, 2, 3] /= direction)
+    DO a = 1, 3
+      remain(4 - a) = a /= direction
+    END DO
+    CALL MPI_CART_SUB(comm, remain, plane%MPI_VAL, ierr)
+    CALL decomposition(d, plane, [n1_local, n2_local], per(axes), [2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, [haloswap_gfield(field, [ng, ng], &
+        HALOSWAP_LAYOUT_XYZ)], [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
+    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
+    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
+    CALL finalise_halo_communication(hs, rc)
+    CALL haloswap_decomposition_free(d, rc)
+    CALL MPI_COMM_FREE(plane%MPI_VAL, ierr)
+    CALL account(k_lengths, t0)
+
+  END SUBROUTINE do_field_mpi_with_lengths_slice
+
+
+
+  ! Sums the halo contributions of array onto their owners (EPOCH's particle_periodic_bcs):
+  ! across the domain boundary where the particle boundary (of species, if given) is periodic;
+  ! with species, the ghost points are zeroed afterwards.
+  SUBROUTINE particle_periodic_bcs(array, ng, species)
+
+    INTEGER, INTENT(IN) :: ng
+    REAL(num), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: array
+    INTEGER, INTENT(IN), OPTIONAL :: species
+    INTEGER :: per(3), a, n(3)
+
+    per = particle_periodic(species)
+    CALL kept_exchange(array, ng, k_sum, per)
+    ! EPOCH adds a zeroed buffer on a side with nothing to receive: -0.0 becomes +0.0 there.
+    n = SHAPE(array) - 2 * ng
+    DO a = 1, 3
+      IF (per(a) /= 0) CYCLE
+      IF (.NOT. has_lower(a)) CALL add_zero(array, ng, a, 1)
+      IF (.NOT. has_upper(a)) CALL add_zero(array, ng, a, n(a) + 1 - ng)
+    END DO
+    IF (PRESENT(species)) THEN
+      array(:0,:,:) = 0.0_num
+      array(n(1)+1:,:,:) = 0.0_num
+      array(:,:0,:) = 0.0_num
+      array(:,n(2)+1:,:) = 0.0_num
+      array(:,:,:0) = 0.0_num
+      array(:,:,n(3)+1:) = 0.0_num
+    END IF
+
+  END SUBROUTINE particle_periodic_bcs
+
+  !****************************************************************************
+  ! Statistics (HALOSWAP_EPOCH_STATS=1 prints them at MPI_FINALIZE) and teardown
+  !****************************************************************************
+
+  !> One line per kind of call on this rank: calls and seconds inside them, the transport.
+  SUBROUTINE haloswap_epoch_report
+    INTEGER :: i
+    CHARACTER(LEN=32) :: t
+    t = 'none'
+    IF (last > 0) t = haloswap_selected_transport(plans(last)%hs)
+    DO i = 1, 3
+      IF (calls(i) == 0) CYCLE
+      WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
+          TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
+    END DO
+  END SUBROUTINE haloswap_epoch_report
+
+  !> Frees every kept plan (collective) and zeroes the statistics; the next call makes them
+  !> again (for another HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
+  SUBROUTINE haloswap_epoch_finalise
+    CALL free_kept
+    seconds = 0.0D0
+    calls = 0
+  END SUBROUTINE haloswap_epoch_finalise
+
+  SUBROUTINE free_kept
+    INTEGER :: i, rc
+    DO i = 1, nkept
+      IF (.NOT. plans(i)%used) CYCLE
+      CALL finalise_halo_communication(plans(i)%hs, rc)
+      CALL haloswap_decomposition_free(plans(i)%d, rc)
+      plans(i)%used = .FALSE.
+    END DO
+    last = 0
+    IF (ALLOCATED(domain)) DEALLOCATE(domain)
+  END SUBROUTINE free_kept
+
+  ! Run at the start of MPI_FINALIZE (hs_f_at_finalize).
+  SUBROUTINE at_finalize() BIND(C)
+    CHARACTER(LEN=8) :: env
+    INTEGER :: n, st
+    CALL GET_ENVIRONMENT_VARIABLE('HALOSWAP_EPOCH_STATS', env, n, st)
+    IF (st == 0 .AND. n > 0 .AND. env(1:1) /= '0') CALL haloswap_epoch_report
+    CALL haloswap_epoch_finalise
+  END SUBROUTINE at_finalize
+
+  !****************************************************************************
+  ! Plans
+  !****************************************************************************
+
+  ! A fill or a sum of an array of the current domain (nx, ny, nz cells, ng ghosts), over the
+  ! plan kept for (what, ng, per), made at its first use; all of them are made again when the
+  ! domain changes (load balancing), which every rank sees at the same call.
+  SUBROUTINE kept_exchange(field, ng, what, per)
+    INTEGER, INTENT(IN) :: ng, what, per(3)
+    REAL(num), DIMENSION(:,:,:), INTENT(INOUT), TARGET :: field
+    TYPE(haloswap_gfield) :: f(1)
+    REAL(num), DIMENSION(:,:,:), ALLOCATABLE, TARGET :: copy
+    TYPE(c_ptr), TARGET :: arrays(1)
+    INTEGER :: i, k, ierr
+    REAL(KIND(1.D0)) :: t0
+
+    t0 = MPI_WTIME()
+    IF (.NOT. ALLOCATED(cell_x_min)) CALL fail(what, 'called before the grid exists ' // &
+        '(mpi_initialise creates the domain)', .FALSE.)
+    CALL check_shape(SHAPE(field), [nx, ny, nz], ng, what)
+    CALL check_domain
+    k = 0
+    DO i = 1, nkept
+      IF (.NOT. plans(i)%used) CYCLE
+      IF (plans(i)%what == what .AND. plans(i)%ng == ng .AND. ALL(plans(i)%per == per)) k = i
+    END DO
+    f(1) = haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ)
+    IF (f(1)%kind < 0) THEN
+      ! A section that is not contiguous: exchanged through a contiguous copy.
+      ALLOCATE(copy(SIZE(field, 1), SIZE(field, 2), SIZE(field, 3)))
+      copy = field
+      f(1) = haloswap_gfield(copy, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ)
+    END IF
+    IF (k == 0) k = make(f, what, ng, per)
+    arrays(1) = f(1)%data
+    last = k
+    IF (what == k_fill) THEN
+      ierr = c_swap(plans(k)%hs%plan, c_loc(arrays))
+    ELSE
+      ierr = c_reverse(plans(k)%hs%plan, 0_c_int, c_loc(arrays))
+    END IF
+    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
+    IF (ALLOCATED(copy)) field = copy
+    CALL account(what, t0)
+  END SUBROUTINE kept_exchange
+
+  INTEGER FUNCTION make(f, what, ng, per) RESULT(k)
+    TYPE(haloswap_gfield), INTENT(IN) :: f(1)
+    INTEGER, INTENT(IN) :: what, ng, per(3)
+    TYPE(hs_mpi_comm) :: cart
+    INTEGER :: i, ierr
+    k = 0
+    DO i = nkept, 1, -1
+      IF (.NOT. plans(i)%used) k = i
+    END DO
+    IF (k == 0) CALL fail(what, 'more than 16 kinds of exchange (ng and periodicity)', .TRUE.)
+    cart%MPI_VAL = comm
+    CALL decomposition(plans(k)%d, cart, [nx, ny, nz], per, [3, 2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(plans(k)%hs, plans(k)%d, f, [ng, ng, ng], &
+        .TRUE., ierr, sweep_axes=[1, 2, 3])
+    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .TRUE.)
+    plans(k)%used = .TRUE.
+    plans(k)%what = what
+    plans(k)%ng = ng
+    plans(k)%per = per
+    CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
+    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
+  END FUNCTION make
+
+  ! A fill of field (its haloswap_gfield) with the given extents: a plan made, used once and
+  ! freed (collective).
+  SUBROUTINE once(field, n, ng)
+    TYPE(haloswap_gfield), INTENT(IN) :: field
+    INTEGER, INTENT(IN) :: n(3), ng
+    TYPE(haloswap_gfield) :: f(1)
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
+    TYPE(hs_mpi_comm) :: cart
+    INTEGER :: ierr, rc
+    REAL(KIND(1.D0)) :: t0
+    t0 = MPI_WTIME()
+    f(1) = field
+    CALL check_shape(f(1)%shp(1:3), n, ng, k_lengths)
+    IF (f(1)%kind < 0) CALL fail(k_lengths, 'do_field_mpi_with_lengths: field is not ' // &
+        'contiguous (pass a whole array)', .FALSE.)
+    cart%MPI_VAL = comm
+    CALL decomposition(d, cart, n, field_periodic('do_field_mpi_with_lengths'), [3, 2, 1], ierr)
+    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, f, [ng, ng, ng], .TRUE., ierr, &
+        sweep_axes=[1, 2, 3])
+    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
+    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
+    CALL finalise_halo_communication(hs, rc)
+    CALL haloswap_decomposition_free(d, rc)
+    CALL account(k_lengths, t0)
+  END SUBROUTINE once
+
+  ! The decomposition of the Cartesian communicator cart (EPOCH's, or a plane of it) whose
+  ! ranks have cells(:) each, periodic where per(a) /= 0; order(k): the grid axis of cart's
+  ! dimension k. Every rank's cells per axis come from all ranks (collective), so it serves
+  ! the new split of load balancing as well as the current one.
+  SUBROUTINE decomposition(d, cart, cells, per, order, ierr)
+    TYPE(haloswap_decomposition), INTENT(INOUT) :: d
+    TYPE(hs_mpi_comm), INTENT(IN) :: cart
+    INTEGER, INTENT(IN) :: cells(:), per(:), order(:)
+    INTEGER, INTENT(OUT) :: ierr
+    INTEGER :: nd, k, r, np, dims(3), coords(3), mine(6), glob(3), procs(3)
+    LOGICAL :: periods(3)
+    INTEGER, ALLOCATABLE :: every(:,:), ranges(:,:)
+    nd = SIZE(cells)
+    CALL MPI_CART_GET(cart%MPI_VAL, nd, dims, periods, coords, ierr)
+    np = PRODUCT(dims(1:nd))
+    mine = 0
+    DO k = 1, nd
+      mine(order(k)) = coords(k)
+      mine(3 + order(k)) = cells(order(k))
+      procs(order(k)) = dims(k)
+    END DO
+    ALLOCATE(every(6, np), ranges(MAXVAL(procs(1:nd)), 3))
+    CALL MPI_ALLGATHER(mine, 6, MPI_INTEGER, every, 6, MPI_INTEGER, cart%MPI_VAL, ierr)
+    ranges = 0
+    DO r = 1, np
+      DO k = 1, nd
+        ranges(every(k, r) + 1, k) = every(3 + k, r)
+      END DO
+    END DO
+    DO k = 1, nd
+      glob(k) = SUM(ranges(1:procs(k), k))
+    END DO
+    IF (nd == 3) THEN
+      CALL haloswap_decomposition_create_ex(d, cart, glob, ierr, procs=procs, periodic=per, &
+          axis_order=order, ranges_x=ranges(1:procs(1), 1), ranges_y=ranges(1:procs(2), 2), &
+          ranges_z=ranges(1:procs(3), 3))
+    ELSE
+      CALL haloswap_decomposition_create_ex(d, cart, glob(1:2), ierr, procs=procs(1:2), &
+          periodic=per, axis_order=order, ranges_x=ranges(1:procs(1), 1), &
+          ranges_y=ranges(1:procs(2), 2))
+    END IF
+  END SUBROUTINE decomposition
+
+  SUBROUTINE account(what, t0)
+    INTEGER, INTENT(IN) :: what
+    REAL(KIND(1.D0)), INTENT(IN) :: t0
+    seconds(what) = seconds(what) + (MPI_WTIME() - t0)
+    calls(what) = calls(what) + 1
+  END SUBROUTINE account
+
+  ! The kept plans belong to one domain: cell_x_min ... cell_z_max (global, the same on every
+  ! rank). A change (load balancing) frees them all, on every rank at the same call.
+  SUBROUTINE check_domain
+    INTEGER, ALLOCATABLE :: now(:)
+    ALLOCATE(now(2 * (SIZE(cell_x_min) + SIZE(cell_y_min) + SIZE(cell_z_min))))
+    now = [cell_x_min, cell_x_max, cell_y_min, cell_y_max, cell_z_min, cell_z_max]
+    IF (ALLOCATED(domain)) THEN
+      IF (SIZE(domain) == SIZE(now)) THEN
+        IF (ALL(domain == now)) RETURN
+      END IF
+      CALL free_kept
+    END IF
+    CALL MOVE_ALLOC(now, domain)
+  END SUBROUTINE check_domain
+
+  SUBROUTINE check_shape(got, n, ng, what)
+    INTEGER, INTENT(IN) :: got(3), n(3), ng, what
+    IF (ANY(got /= n + 2 * ng)) CALL fail(what, 'the array is ' // TRIM(shape_text(got)) // &
+        ' but the domain and ng make ' // TRIM(shape_text(n + 2 * ng)) // &
+        ' (nx+2*ng, ny+2*ng, nz+2*ng)', .FALSE.)
+  END SUBROUTINE check_shape
+
+  FUNCTION shape_text(s) RESULT(text)
+    INTEGER, INTENT(IN) :: s(:)
+    CHARACTER(LEN=40) :: text
+    IF (SIZE(s) == 3) THEN
+      WRITE(text, '("(",i0,",",i0,",",i0,")")') s
+    ELSE
+      WRITE(text, '("(",i0,",",i0,")")') s
+    END IF
+  END FUNCTION shape_text
+
+  ! Adds zero to the ng planes from `first` along axis a, over the whole other axes.
+  SUBROUTINE add_zero(array, ng, a, first)
+    INTEGER, INTENT(IN) :: ng, a, first
+    REAL(num), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT) :: array
+    INTEGER :: last
+    last = first + ng - 1
+    SELECT CASE (a)
+    CASE (1)
+      array(first:last,:,:) = array(first:last,:,:) + 0.0_num
+    CASE (2)
+      array(:,first:last,:) = array(:,first:last,:) + 0.0_num
+    CASE DEFAULT
+      array(:,:,first:last) = array(:,:,first:last) + 0.0_num
+    END SELECT
+  END SUBROUTINE add_zero
+
+  !****************************************************************************
+  ! EPOCH's boundary rules
+  !****************************************************************************
+
+  LOGICAL FUNCTION has_lower(a)
+    INTEGER, INTENT(IN) :: a
+    SELECT CASE (a)
+    CASE (1); has_lower = .NOT. x_min_boundary
+    CASE (2); has_lower = .NOT. y_min_boundary
+    CASE DEFAULT; has_lower = .NOT. z_min_boundary
+    END SELECT
+  END FUNCTION has_lower
+
+  LOGICAL FUNCTION has_upper(a)
+    INTEGER, INTENT(IN) :: a
+    SELECT CASE (a)
+    CASE (1); has_upper = .NOT. x_max_boundary
+    CASE (2); has_upper = .NOT. y_max_boundary
+    CASE DEFAULT; has_upper = .NOT. z_max_boundary
+    END SELECT
+  END FUNCTION has_upper
+
+  ! A field halo is filled across the domain boundary only where the field boundary is
+  ! periodic (EPOCH unpacks there only); both sides of an axis must agree.
+  FUNCTION field_periodic(who) RESULT(per)
+    CHARACTER(LEN=*), INTENT(IN) :: who
+    INTEGER :: per(3)
+    per = both_periodic(bc_field, who, 'bc_field')
+  END FUNCTION field_periodic
+
+  ! The particle sums cross the domain boundary where the particle boundary is periodic
+  ! (EPOCH's bc_allspecies, a species' own where it is mixed).
+  FUNCTION particle_periodic(species) RESULT(per)
+    INTEGER, INTENT(IN), OPTIONAL :: species
+    INTEGER :: per(3), bc(2 * c_ndims), i
+    bc = bc_allspecies
+    IF (PRESENT(species)) THEN
+      DO i = 1, 2 * c_ndims
+        IF (bc(i) == c_bc_mixed) bc(i) = species_list(species)%bc_particle(i)
+      END DO
+    END IF
+    per = both_periodic(bc, 'particle_periodic_bcs', 'the particle boundary')
+  END FUNCTION particle_periodic
+
+  FUNCTION both_periodic(bc, who, what) RESULT(per)
+    INTEGER, INTENT(IN) :: bc(2 * c_ndims)
+    CHARACTER(LEN=*), INTENT(IN) :: who, what
+    INTEGER :: per(3), a
+    CHARACTER(LEN=1), PARAMETER :: axis(3) = ['x', 'y', 'z']
+    DO a = 1, 3
+      per(a) = COUNT(bc(2 * a - 1:2 * a) == c_bc_periodic)
+      IF (per(a) == 1) CALL fail(k_fill, who // ': ' // what // ' is periodic on one ' // &
+          axis(a) // ' side only; both sides must be periodic or neither', .TRUE.)
+      per(a) = per(a) / 2
+    END DO
+  END FUNCTION both_periodic
+
+  ! EPOCH's abort path: the message, then abort_code. agreed: every rank has the same message
+  ! (collective setup), so rank 0 prints it.
+  SUBROUTINE fail(what, msg, agreed)
+    INTEGER, INTENT(IN) :: what
+    CHARACTER(LEN=*), INTENT(IN) :: msg
+    LOGICAL, INTENT(IN) :: agreed
+    INTEGER :: ierr
+    IF (.NOT. agreed .OR. rank == 0) THEN
+      PRINT *, '*** ERROR ***'
+      PRINT *, 'haloswap_epoch: ', TRIM(k_name(what)), ': ', TRIM(msg)
+      CALL abort_code(c_err_bad_setup)
+    END IF
+    CALL MPI_BARRIER(MPI_COMM_WORLD, ierr)
+    CALL abort_code(c_err_bad_setup)
+  END SUBROUTINE fail
+
+END MODULE haloswap_epoch

@@ -58,7 +58,7 @@ module haloswap
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
        haloswap_transport_name, haloswap_order_sizes, haloswap_selected_transport, &
-       haloswap_at_finalize
+       haloswap_at_finalize, haloswap_flush_before_abort
 
   interface
      integer(c_int) function c_decomp_create(comm, ndims, global, procs, periodic, out) &
@@ -603,6 +603,20 @@ contains
     integer, intent(out) :: ierr
     ierr = int(c_at_finalize(fn))
   end subroutine haloswap_at_finalize
+
+  !> Flushes standard output and error, then waits half a second: a launcher (MPICH's hydra)
+  !> that kills every process on MPI_ABORT may otherwise drop a message still in its pipe.
+  subroutine haloswap_flush_before_abort()
+    use, intrinsic :: iso_fortran_env, only: output_unit, error_unit, int64
+    integer(int64) :: t0, t, rate
+    flush(output_unit)
+    flush(error_unit)
+    call system_clock(t0, rate)
+    do
+      call system_clock(t)
+      if (t - t0 >= rate / 2) exit
+    end do
+  end subroutine haloswap_flush_before_abort
 
   !> Number of transports built into the library; names by haloswap_transport_name_at(1..n).
   integer function haloswap_transport_count()

@@ -17,7 +17,8 @@ MODULE haloswap_epoch
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
       haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message, &
-      haloswap_selected_transport, haloswap_at_finalize
+      haloswap_selected_transport, haloswap_at_finalize, &
+      haloswap_flush_before_abort
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
       haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ
 
@@ -484,6 +485,7 @@ CONTAINS
     IF (.NOT. agreed .OR. rank == 0) THEN
       PRINT *, '*** ERROR ***'
       PRINT *, 'haloswap_epoch: ', TRIM(k_name(what)), ': ', TRIM(msg)
+      CALL haloswap_flush_before_abort()
       CALL abort_code(c_err_bad_setup)
     END IF
     CALL MPI_BARRIER(MPI_COMM_WORLD, ierr)

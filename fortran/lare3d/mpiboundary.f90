@@ -14,7 +14,7 @@ MODULE mpiboundary
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
       haloswap_decomposition_free, haloswap_local_extent, finalise_halo_communication, &
       blocking_halo_swap, haloswap_error_message, haloswap_selected_transport, &
-      haloswap_at_finalize
+      haloswap_at_finalize, haloswap_flush_before_abort
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_field_set_stagger, &
       haloswap_geometry_init, haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, &
       HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
@@ -239,7 +239,7 @@ CONTAINS
     IF (.NOT. agreed .OR. rank == 0) THEN
       PRINT *, '*** ERROR ***'
       PRINT *, 'mpiboundary: ', TRIM(routine), ': ', TRIM(msg)
-      FLUSH(6)
+      CALL haloswap_flush_before_abort()
       CALL MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
     END IF
     CALL MPI_BARRIER(MPI_COMM_WORLD, ierr)

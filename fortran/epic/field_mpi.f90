@@ -813,7 +813,7 @@ contains
             if ((periods(1) .or. (nb(1) >= 0 .and. nb(1) < dims(1))) .and. &
                 (periods(2) .or. (nb(2) >= 0 .and. nb(2) < dims(2)))) call MPI_Cart_rank(cart3, nb, expect)
             if (neighbours(EPIC_DIRECTION(k))%rank /= expect) &
-                write(msg, '(6(a,i0))') "neighbours(", EPIC_DIRECTION(k), ")%rank = ", &
+                write(msg, '(5(a,i0))') "neighbours(", EPIC_DIRECTION(k), ")%rank = ", &
                     neighbours(EPIC_DIRECTION(k))%rank, "; cart's neighbour at offset (", &
                     EPIC_ORDER(1, k), ",", EPIC_ORDER(2, k), ") is rank ", expect
         enddo
@@ -863,7 +863,7 @@ contains
             call fail(who, msg)
         endif
         if (nc < 1 .or. nc > n_comp) then
-            write(msg, '(a,i0,a,i0,a,i0,a,i0,a)') "nc = ", nc, " is outside 1..", n_comp, &
+            write(msg, '(5(a,i0),a)') "nc = ", nc, " is outside 1..", n_comp, &
                 " (field_mpi_alloc(", n_comp, ", ", n_dim, ") opened ", n_comp, " components)"
             call fail(who, msg)
         endif

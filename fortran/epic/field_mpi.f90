@@ -175,25 +175,19 @@ contains
     subroutine fill_scalar_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
+        character(len=*), parameter             :: who = "field_halo_fill_scalar"
 
-        call check_shape("field_halo_fill_scalar", shape(data), 3)
-        if (l_alloc) call field_mpi_alloc(1, ndim=3)
-        call interior_to_buffer_3d(data, 1)
-        call interior_to_halo_communication
-        call buffer_to_halo_3d(data, 1, .false.)
-        if (l_alloc) call field_mpi_dealloc
+        call check_shape(who, shape(data), 3)
+        call one_exchange(FILL, [field_3d(data)], 3, l_alloc, who)
     end subroutine fill_scalar_3d
 
     subroutine fill_scalar_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
+        character(len=*), parameter             :: who = "field_halo_fill_scalar"
 
-        call check_shape("field_halo_fill_scalar", shape(data), 2)
-        if (l_alloc) call field_mpi_alloc(1, ndim=2)
-        call interior_to_buffer_2d(data, 1)
-        call interior_to_halo_communication
-        call buffer_to_halo_2d(data, 1, .false.)
-        if (l_alloc) call field_mpi_dealloc
+        call check_shape(who, shape(data), 2)
+        call one_exchange(FILL, [field_2d(data)], 2, l_alloc, who)
     end subroutine fill_scalar_2d
 
     subroutine fill_vector_3d(data, l_alloc)
@@ -203,15 +197,8 @@ contains
         integer                                 :: nc
 
         call check_vector(who, shape(data), 3, is_contiguous(data))
-        if (l_alloc) call field_mpi_alloc(size(data, 4), ndim=3)
-        do nc = 1, size(data, 4)
-            call stage(FILL, nc, field_3d(data(:, :, :, nc)), who)
-        enddo
-        call exchange(FILL, who)
-        do nc = 1, size(data, 4)
-            call unstage(FILL, nc, field_3d(data(:, :, :, nc)), .false., who)
-        enddo
-        if (l_alloc) call field_mpi_dealloc
+        call one_exchange(FILL, [(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, &
+                          l_alloc, who)
     end subroutine fill_vector_3d
 
     subroutine fill_vector_2d(data, l_alloc)
@@ -221,39 +208,26 @@ contains
         integer                                 :: nc
 
         call check_vector(who, shape(data), 2, is_contiguous(data))
-        if (l_alloc) call field_mpi_alloc(size(data, 3), ndim=2)
-        do nc = 1, size(data, 3)
-            call stage(FILL, nc, field_2d(data(:, :, nc)), who)
-        enddo
-        call exchange(FILL, who)
-        do nc = 1, size(data, 3)
-            call unstage(FILL, nc, field_2d(data(:, :, nc)), .false., who)
-        enddo
-        if (l_alloc) call field_mpi_dealloc
+        call one_exchange(FILL, [(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, &
+                          l_alloc, who)
     end subroutine fill_vector_2d
 
     subroutine accumulate_scalar_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
+        character(len=*), parameter             :: who = "field_interior_accumulate_scalar"
 
-        call check_shape("field_interior_accumulate_scalar", shape(data), 3)
-        if (l_alloc) call field_mpi_alloc(1, ndim=3)
-        call halo_to_buffer_3d(data, 1)
-        call halo_to_interior_communication
-        call buffer_to_interior_3d(data, 1, .true.)
-        if (l_alloc) call field_mpi_dealloc
+        call check_shape(who, shape(data), 3)
+        call one_exchange(GATHER, [field_3d(data)], 3, l_alloc, who)
     end subroutine accumulate_scalar_3d
 
     subroutine accumulate_scalar_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
+        character(len=*), parameter             :: who = "field_interior_accumulate_scalar"
 
-        call check_shape("field_interior_accumulate_scalar", shape(data), 2)
-        if (l_alloc) call field_mpi_alloc(1, ndim=2)
-        call halo_to_buffer_2d(data, 1)
-        call halo_to_interior_communication
-        call buffer_to_interior_2d(data, 1, .true.)
-        if (l_alloc) call field_mpi_dealloc
+        call check_shape(who, shape(data), 2)
+        call one_exchange(GATHER, [field_2d(data)], 2, l_alloc, who)
     end subroutine accumulate_scalar_2d
 
     subroutine accumulate_vector_3d(data, l_alloc)
@@ -263,15 +237,8 @@ contains
         integer                                 :: nc
 
         call check_vector(who, shape(data), 3, is_contiguous(data))
-        if (l_alloc) call field_mpi_alloc(size(data, 4), ndim=3)
-        do nc = 1, size(data, 4)
-            call stage(GATHER, nc, field_3d(data(:, :, :, nc)), who)
-        enddo
-        call exchange(GATHER, who)
-        do nc = 1, size(data, 4)
-            call unstage(GATHER, nc, field_3d(data(:, :, :, nc)), .true., who)
-        enddo
-        if (l_alloc) call field_mpi_dealloc
+        call one_exchange(GATHER, [(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, &
+                          l_alloc, who)
     end subroutine accumulate_vector_3d
 
     subroutine accumulate_vector_2d(data, l_alloc)
@@ -281,15 +248,8 @@ contains
         integer                                 :: nc
 
         call check_vector(who, shape(data), 2, is_contiguous(data))
-        if (l_alloc) call field_mpi_alloc(size(data, 3), ndim=2)
-        do nc = 1, size(data, 3)
-            call stage(GATHER, nc, field_2d(data(:, :, nc)), who)
-        enddo
-        call exchange(GATHER, who)
-        do nc = 1, size(data, 3)
-            call unstage(GATHER, nc, field_2d(data(:, :, nc)), .true., who)
-        enddo
-        if (l_alloc) call field_mpi_dealloc
+        call one_exchange(GATHER, [(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, &
+                          l_alloc, who)
     end subroutine accumulate_vector_2d
 
     ! Owners first, then the halos: shared corner points end with the owners' totals.
@@ -297,41 +257,62 @@ contains
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
 
         call check_shape("field_halo_swap_scalar", shape(data), 3)
-        call field_mpi_alloc(1, ndim=3)
-        call accumulate_scalar_3d(data, .false.)
-        call fill_scalar_3d(data, .false.)
-        call field_mpi_dealloc
+        call swap([field_3d(data)], 3, "field_halo_swap_scalar")
     end subroutine swap_scalar_3d
 
     subroutine swap_scalar_2d(data)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
 
         call check_shape("field_halo_swap_scalar", shape(data), 2)
-        call field_mpi_alloc(1, ndim=2)
-        call accumulate_scalar_2d(data, .false.)
-        call fill_scalar_2d(data, .false.)
-        call field_mpi_dealloc
+        call swap([field_2d(data)], 2, "field_halo_swap_scalar")
     end subroutine swap_scalar_2d
 
     subroutine swap_vector_3d(data)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):, :)
+        integer                                 :: nc
 
         call check_vector("field_halo_swap_vector", shape(data), 3, is_contiguous(data))
-        call field_mpi_alloc(size(data, 4), ndim=3)
-        call accumulate_vector_3d(data, .false.)
-        call fill_vector_3d(data, .false.)
-        call field_mpi_dealloc
+        call swap([(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, "field_halo_swap_vector")
     end subroutine swap_vector_3d
 
     subroutine swap_vector_2d(data)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):, :)
+        integer                                 :: nc
 
         call check_vector("field_halo_swap_vector", shape(data), 2, is_contiguous(data))
-        call field_mpi_alloc(size(data, 3), ndim=2)
-        call accumulate_vector_2d(data, .false.)
-        call fill_vector_2d(data, .false.)
-        call field_mpi_dealloc
+        call swap([(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, "field_halo_swap_vector")
     end subroutine swap_vector_2d
+
+    ! What EPIC's convenience routines do with their buffers: components 1..n recorded, one
+    ! exchange, checked; a batch of n components opened and closed around it if l_alloc.
+    subroutine one_exchange(dir, fields, ndim, l_alloc, who)
+        integer,               intent(in) :: dir, ndim
+        type(haloswap_gfield), intent(in) :: fields(:)
+        logical,               intent(in) :: l_alloc
+        character(len=*),      intent(in) :: who
+        integer                           :: nc
+
+        if (l_alloc) call field_mpi_alloc(size(fields), ndim)
+        do nc = 1, size(fields)
+            call stage(dir, nc, fields(nc), who)
+        enddo
+        call exchange(dir, who)
+        do nc = 1, size(fields)
+            call unstage(dir, nc, fields(nc), dir == GATHER, who)
+        enddo
+        if (l_alloc) call field_mpi_dealloc
+    end subroutine one_exchange
+
+    subroutine swap(fields, ndim, who)
+        type(haloswap_gfield), intent(in) :: fields(:)
+        integer,               intent(in) :: ndim
+        character(len=*),      intent(in) :: who
+
+        call field_mpi_alloc(size(fields), ndim)
+        call one_exchange(GATHER, fields, ndim, .false., who)
+        call one_exchange(FILL, fields, ndim, .false., who)
+        call field_mpi_dealloc
+    end subroutine swap
 
     ! Local: zero the halo points an exchange writes (x and y sides, every z).
     subroutine reset_scalar(data)

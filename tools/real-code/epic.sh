@@ -91,7 +91,7 @@ epic_env() {
 epic_unit() {
   local mpi=$1 exe=$2/src/unit-tests/3d/$3 n=$4 out rc=0
   # shellcheck disable=SC2046
-  out=$(cd "$2" && env $EPIC_RUN_ENV timeout 120 $(hs_mpiexec "$mpi") -n "$n" "$exe" 2>&1) || rc=$?
+  out=$(cd "$2" && env $EPIC_RUN_ENV timeout --foreground 120 $(hs_mpiexec "$mpi") -n "$n" "$exe" 2>&1) || rc=$?
   if grep -q "does not work with" <<<"$out"; then
     echo "unsupported: $(grep -m1 "does not work with" <<<"$out" | sed 's/^ *//')"
   elif [ $rc -ne 0 ]; then
@@ -121,7 +121,7 @@ epic_case() {
       "$dir/src/examples/robert3d.config" >"$run/robert3d.config"
   t0=$(date +%s.%N)
   # shellcheck disable=SC2046
-  (cd "$run" && env $EPIC_RUN_ENV timeout 900 $(hs_mpiexec "$mpi") -n "$n" \
+  (cd "$run" && env $EPIC_RUN_ENV timeout --foreground 900 $(hs_mpiexec "$mpi") -n "$n" \
      "$dir/src/src/3d/epic3d" --config robert3d.config >epic.log 2>&1) || {
     echo "epic: the case failed in $run (epic.log)" >&2; tail -5 "$run/epic.log" >&2; return 1; }
   t1=$(date +%s.%N)
@@ -146,45 +146,54 @@ epic_compare() {
 
 # epic_halo_us RUNDIR: EPIC's timer 'p2g/v2g halo (non-excl.)' from the run's timings file
 # (robert3d.csv: calls, then min/mean/max over ranks of the seconds in it): microseconds per
-# call, from the maximum over ranks.
+# call on the slowest rank and on the fastest (the swap waits for the slower rank's par2grid,
+# so the fastest rank's time is closer to the exchange itself).
 epic_halo_us() {
-  awk -F, '/^p2g\/v2g halo/ { if ($2 > 0) printf "%.1f", $6 * 1e6 / $2 }' "$1/robert3d.csv"
+  awk -F, '/^p2g\/v2g halo/ { if ($2 > 0) printf "%.1f %.1f\n", $6 * 1e6 / $2, $4 * 1e6 / $2 }' \
+    "$1/robert3d.csv"
+}
+
+# median (min-max) of column COL of FILE, and the median alone.
+epic_stats() {
+  sort -g -k"$2" "$1" | awk -v c="$2" 'NF { a[n++] = $c } END {
+    m = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
+    printf "%.1f (%.1f-%.1f) %.1f", m, a[0], a[n - 1], m }'
 }
 
 # --bench N: N rounds at 2 ranks; each round runs EPIC's own module, then the drop-in on each
 # transport, without file output (the timer does not include it). Prints, per MPI and variant,
-# the median of the rounds (min-max) and the ratio of medians to EPIC's own.
+# the median over rounds (min-max) of the microseconds per call, for the slowest and the
+# fastest rank, and the ratios of the medians to EPIC's own.
 epic_bench() {
-  local mpi w r v us variants
+  local mpi w r v dir s1 s2 m1 m2 ref1="" ref2=""
   echo
-  echo "EPIC's timer 'p2g/v2g halo (non-excl.)': us per call (max over ranks), 2 ranks, $HS_CHECK_BENCH interleaved rounds"
-  printf '| %-8s | %-16s | %-28s | %s\n' MPI variant "median (min-max) us" "/ EPIC's own"
-  printf '|%s|%s|%s|%s\n' "----------" "------------------" "------------------------------" "--------------"
+  echo "EPIC's timer 'p2g/v2g halo (non-excl.)', us per call, 2 ranks, $HS_CHECK_BENCH interleaved rounds"
+  printf '| %-7s | %-16s | %-24s | %-24s | %s\n' MPI variant "slowest rank" "fastest rank" \
+    "/ EPIC's own (slowest, fastest)"
+  printf '|%s|%s|%s|%s|%s\n' "---------" "------------------" "--------------------------" \
+    "--------------------------" "------------"
   for mpi in $HS_CHECK_MPIS; do
     w=$HS_CHECK_WORK/$mpi
-    variants="own $(hs_transports "$mpi")"
+    rm -rf "$w/bench"
     for r in $(seq "$HS_CHECK_BENCH"); do
-      for v in $variants; do
-        local dir=$w/haloswap-build
+      for v in own $(hs_transports "$mpi"); do
+        dir=$w/haloswap-build
         [ "$v" = own ] && dir=$w/own
         # shellcheck disable=SC2046
         EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$v")" EPIC_CASE_OUTPUT=.false. \
           epic_case "$mpi" "$dir" "$w/bench/$v" 2 >/dev/null || continue
         epic_halo_us "$w/bench/$v" >>"$w/bench/$v.times"
-        echo >>"$w/bench/$v.times"
       done
     done
-    local ref=""
-    for v in $variants; do
+    for v in own $(hs_transports "$mpi"); do
       [ -s "$w/bench/$v.times" ] || continue
-      local stats
-      stats=$(sort -g "$w/bench/$v.times" | awk 'NF { a[n++] = $1 } END {
-        m = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
-        printf "%.1f %.1f %.1f", m, a[0], a[n - 1] }')
-      set -- $stats
-      [ "$v" = own ] && ref=$1
-      printf '| %-8s | %-16s | %-28s | %s\n' "$mpi" "$v" "$1 ($2-$3)" \
-        "$(awk -v a="$1" -v b="$ref" 'BEGIN { if (b > 0) printf "%.2f", a / b }')"
+      s1=$(epic_stats "$w/bench/$v.times" 1)
+      s2=$(epic_stats "$w/bench/$v.times" 2)
+      m1=${s1##* } m2=${s2##* }
+      if [ "$v" = own ]; then ref1=$m1 ref2=$m2; fi
+      printf '| %-7s | %-16s | %-24s | %-24s | %s\n' "$mpi" "$v" "${s1% *}" "${s2% *}" \
+        "$(awk -v a="$m1" -v b="$ref1" -v c="$m2" -v d="$ref2" \
+           'BEGIN { if (b > 0 && d > 0) printf "%.2f, %.2f", a / b, c / d }')"
     done
   done
 }

@@ -12,7 +12,8 @@
 # With MPICH (Debian has no netCDF for it) multi-rank runs cannot write files: the case is
 # compared at 1 rank only and reported as skipped above.
 # --bench N: N launches of the case at 2 ranks per variant, interleaved (own, then each
-# transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per step.
+# transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per call.
+# EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
 
 EPIC_UNIT_TESTS="test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
   test_mpi_field_interior_accumulate test_mpi_field_interior_accumulate_vector
@@ -212,7 +213,7 @@ epic_main() {
     epic_build "$mpi" haloswap "$w/haloswap-build"
     # Unit tests: EPIC's own outcome once per rank count, the drop-in's per transport.
     for t in $EPIC_UNIT_TESTS; do
-      for n in ${HS_CHECK_RANKS:-1 2 3 4}; do
+      for n in ${EPIC_UNIT_RANKS:-${HS_CHECK_RANKS:-1 2 3 4}}; do
         own=$(epic_unit "$mpi" "$w/own" "$t" "$n")
         case $own in unsupported*)
           hs_table_row "$t" "$n" "(all)" "$mpi" skipped "$own"; continue ;;
@@ -226,7 +227,7 @@ epic_main() {
       done
     done
     # The Robert case: EPIC's own run per rank count, then the drop-in's per transport.
-    for n in ${HS_CHECK_RANKS:-1 2 4}; do
+    for n in ${EPIC_CASE_RANKS:-${HS_CHECK_RANKS:-1 2 4}}; do
       if [ "$mpi" = mpich ] && [ "$n" -gt 1 ]; then
         hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(all)" "$mpi" skipped \
           "Debian has no netCDF for MPICH: multi-rank runs write no files"

@@ -34,14 +34,27 @@ hs_mpiexec() {
   esac
 }
 
-# The table: one row per (case, ranks, transport, MPI). result is "identical" or "DIFFERS".
+# hs_nc_bitdiff: the path of nc_bitdiff (tools/real-code/nc_bitdiff.c: every variable of two
+# netCDF files compared bit for bit), compiled into the scratch directory when missing or older.
+hs_nc_bitdiff() {
+  local src=$HS_CHECK_ROOT/tools/real-code/nc_bitdiff.c bin=$HS_CHECK_WORK/nc_bitdiff
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    mkdir -p "$HS_CHECK_WORK"
+    cc -O2 -o "$bin" "$src" -lnetcdf >&2 ||
+      { echo "check-real-code: cannot build $src (netCDF's C headers: libnetcdf-dev)" >&2; exit 2; }
+  fi
+  echo "$bin"
+}
+
+# The table: one row per (case, ranks, transport, MPI). result is "identical", "DIFFERS",
+# "FAILED" (nothing to compare) or "skipped"; detail says what was compared or why.
 hs_table_header() {
-  printf '| %-24s | %5s | %-16s | %-7s | %-9s | %s\n' case ranks transport MPI result detail
-  printf '|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..26})" "-------" \
+  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' case ranks transport MPI result detail
+  printf '|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..34})" "-------" \
     "$(printf -- '-%.0s' {1..18})" "---------" "-----------" "--------"
 }
 HS_CHECK_FAILS=0
 hs_table_row() { # case ranks transport mpi result detail
-  printf '| %-24s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}"
+  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}"
   [ "$5" = identical ] || [ "$5" = skipped ] || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
 }

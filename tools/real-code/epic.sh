@@ -1,0 +1,258 @@
+# EPIC (EPIC-model/epic, 3-D MPI version) against haloswap's drop-in for its field_mpi module
+# (fortran/epic/field_mpi.f90, docs/epic.md). Sourced by tools/check-real-code; never run alone.
+#
+# Per MPI library: copies the user's checkout twice into the scratch directory, builds it with
+# EPIC's own src/3d/fields/field_mpi.f90 and with the drop-in (autotools, --enable-unit-tests),
+# then runs with both
+#  - EPIC's MPI unit tests that reach field_mpi (EPIC_UNIT_TESTS below) at every requested rank
+#    count they support: the drop-in's outcome (PASSED/FAILED lines, exit code) must be EPIC's;
+#  - the Robert bubble (examples/robert3d.nml, 32^3, 150 s of model time: 61 steps, output every
+#    30 s) at each rank count: every variable of every NetCDF file (fields, field and parcel
+#    statistics, parcels) bit for bit (nc_bitdiff, compiled from tools/real-code/nc_bitdiff.c).
+# With MPICH (Debian has no netCDF for it) multi-rank runs cannot write files: the case is
+# compared at 1 rank only and reported as skipped above.
+# --bench N: N launches of the case at 2 ranks per variant, interleaved (own, then each
+# transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per call.
+# EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
+
+EPIC_UNIT_TESTS="test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
+  test_mpi_field_interior_accumulate test_mpi_field_interior_accumulate_vector
+  test_mpi_grid2par test_mpi_parcel_init_3d test_mpi_trilinear test_mpi_laplace_correction_3d
+  test_mpi_gradient_correction_3d test_mpi_parcel_correction_3d test_mpi_vor2vel
+  test_mpi_vtend test_mpi_parcel_diagnostics"
+EPIC_CASE_TIME=150   # model seconds of the Robert case (61 steps at 32^3)
+
+# What the builds need beyond haloswap's own dependencies; installed when missing (as root
+# with apt-get), else named.
+epic_deps() {
+  local missing=()
+  command -v autoreconf >/dev/null || missing+=(autoconf automake)
+  command -v libtoolize >/dev/null || missing+=(libtool)
+  [ -f /usr/include/netcdf.mod ] || missing+=(libnetcdff-dev)
+  [ -f /usr/include/netcdf.h ] || missing+=(libnetcdf-dev)
+  case " $HS_CHECK_MPIS " in *" openmpi "*)
+    [ -e "$EPIC_NC_MPI/libnetcdf.so" ] || missing+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;;
+  esac
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "epic: installing ${missing[*]}" >&2
+    apt-get install -y "${missing[@]}" >&2 && return 0
+  fi
+  echo "epic: missing packages: ${missing[*]} (apt-get install ${missing[*]})" >&2
+  exit 2
+}
+EPIC_NC_MPI=/usr/lib/x86_64-linux-gnu/netcdf/mpi   # Debian's netCDF on Open MPI's HDF5
+
+# epic_build MPI VARIANT DIR: DIR/src is a copy of the checkout built with EPIC's field_mpi
+# (VARIANT own) or the drop-in (VARIANT haloswap, from the haloswap install in DIR/../haloswap).
+# A build whose inputs have not changed is kept (DIR/stamp).
+epic_build() {
+  local mpi=$1 variant=$2 dir=$3 hs stamp ncdir fcflags="" libs=""
+  hs=$(dirname "$dir")/haloswap
+  stamp=$( (cd "$HS_CHECK_SRC" && { git rev-parse HEAD && git diff; } 2>/dev/null || true
+           if [ "$variant" = haloswap ]; then
+             cat "$hs/share/haloswap/epic/field_mpi.f90" "$hs/lib/libhaloswap.a" "$hs/lib/libhaloswap_f.a"
+           fi) | sha1sum | cut -c1-16)
+  if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$dir/src/src/3d/epic3d" ]; then
+    return 0
+  fi
+  rm -rf "$dir" && mkdir -p "$dir"
+  cp -a "$HS_CHECK_SRC" "$dir/src"
+  if [ "$variant" = haloswap ]; then
+    cp "$hs/share/haloswap/epic/field_mpi.f90" "$dir/src/src/3d/fields/field_mpi.f90"
+    fcflags="-I$hs/include"
+    libs=$(PKG_CONFIG_PATH=$hs/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
+  fi
+  ncdir=/usr
+  [ "$mpi" = openmpi ] && ncdir=$EPIC_NC_MPI
+  echo "epic: building $variant ($mpi) in $dir" >&2
+  # EPIC's Makefiles do not order Fortran modules across directories: plain make, not -j.
+  (cd "$dir/src" && ./bootstrap >"$dir/bootstrap.log" 2>&1 &&
+   FC=mpif90.$mpi FCFLAGS="$fcflags" LIBS="$libs" NETCDF_C_DIR=$ncdir NETCDF_FORTRAN_DIR=/usr \
+     ./configure --enable-unit-tests --prefix="$dir/install" >"$dir/configure.log" 2>&1 &&
+   nice -n 10 make >"$dir/make.log" 2>&1) || {
+    echo "epic: building $variant ($mpi) failed; see $dir/{bootstrap,configure,make}.log" >&2
+    tail -20 "$dir/make.log" >&2 2>/dev/null
+    exit 1
+  }
+  echo "$stamp" >"$dir/stamp"
+}
+
+# epic_env TRANSPORT: the environment of a drop-in run ("own": none).
+epic_env() {
+  case $1 in
+    own) echo "" ;;
+    shmem) echo "HALOSWAP_TRANSPORT=shmem HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma" ;;
+    *) echo "HALOSWAP_TRANSPORT=$1" ;;
+  esac
+}
+
+# epic_unit MPI DIR TEST RANKS: runs one unit test; prints its outcome ("PASSED", "FAILED",
+# "exit N", or "unsupported: ..." when it says it does not run at that count).
+epic_unit() {
+  local mpi=$1 exe=$2/src/unit-tests/3d/$3 n=$4 out rc=0
+  # shellcheck disable=SC2046
+  out=$(cd "$2" && env $EPIC_RUN_ENV timeout --foreground 120 $(hs_mpiexec "$mpi") -n "$n" "$exe" 2>&1) || rc=$?
+  if grep -q "does not work with" <<<"$out"; then
+    echo "unsupported: $(grep -m1 "does not work with" <<<"$out" | sed 's/^ *//')"
+  elif [ $rc -ne 0 ]; then
+    echo "exit $rc"
+  elif grep -q FAILED <<<"$out"; then
+    echo "FAILED"
+  elif grep -q PASSED <<<"$out"; then
+    echo "PASSED"
+  else
+    echo "no result"
+  fi
+}
+
+# epic_case MPI DIR RUNDIR RANKS: the Robert case in RUNDIR (the field file is generated once
+# per build); prints the wall time.
+epic_case() {
+  local mpi=$1 dir=$2 run=$3 n=$4 t0 t1
+  if [ ! -f "$dir/robert3d.nc" ]; then
+    (cd "$dir" && cp src/examples/robert3d.nml . &&
+     "$dir/src/models/3d/epic3d-models" --config robert3d.nml >models.log 2>&1) || {
+      echo "epic: epic3d-models failed in $dir (models.log)" >&2; exit 1; }
+  fi
+  rm -rf "$run" && mkdir -p "$run"
+  sed -e "s|field_file *=.*|field_file = '$dir/robert3d.nc'|" \
+      -e "s|time%limit *=.*|time%limit = $EPIC_CASE_TIME.0|" \
+      -e "s|\(output%write_[a-z_]*\) *=.*|\1 = ${EPIC_CASE_OUTPUT:-.true.}|" \
+      "$dir/src/examples/robert3d.config" >"$run/robert3d.config"
+  t0=$(date +%s.%N)
+  # shellcheck disable=SC2046
+  (cd "$run" && env $EPIC_RUN_ENV timeout --foreground 900 $(hs_mpiexec "$mpi") -n "$n" \
+     "$dir/src/src/3d/epic3d" --config robert3d.config >epic.log 2>&1) || {
+    echo "epic: the case failed in $run (epic.log)" >&2; tail -5 "$run/epic.log" >&2; return 1; }
+  t1=$(date +%s.%N)
+  echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}'
+}
+
+# epic_compare A B: every NetCDF file of run A against B's; prints "identical" or what differs.
+epic_compare() {
+  local a=$1 b=$2 f n=0 bad=""
+  for f in "$a"/*.nc; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    if [ ! -f "$b/$(basename "$f")" ]; then
+      bad="$bad $(basename "$f") (missing)"
+    elif ! "$EPIC_BITDIFF" "$f" "$b/$(basename "$f")" >"$b/$(basename "$f").diff" 2>&1; then
+      bad="$bad $(basename "$f")"
+    fi
+  done
+  if [ "$n" = 0 ]; then echo "no output files"; elif [ -n "$bad" ]; then echo "differ:$bad";
+  else echo "identical ($n files)"; fi
+}
+
+# epic_halo_us RUNDIR: EPIC's timer 'p2g/v2g halo (non-excl.)' from the run's timings file
+# (robert3d.csv: calls, then min/mean/max over ranks of the seconds in it): microseconds per
+# call on the slowest rank and on the fastest (the swap waits for the slower rank's par2grid,
+# so the fastest rank's time is closer to the exchange itself).
+epic_halo_us() {
+  awk -F, '/^p2g\/v2g halo/ { if ($2 > 0) printf "%.1f %.1f\n", $6 * 1e6 / $2, $4 * 1e6 / $2 }' \
+    "$1/robert3d.csv"
+}
+
+# median (min-max) of column COL of FILE, and the median alone.
+epic_stats() {
+  sort -g -k"$2" "$1" | awk -v c="$2" 'NF { a[n++] = $c } END {
+    m = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
+    printf "%.1f (%.1f-%.1f) %.1f", m, a[0], a[n - 1], m }'
+}
+
+# --bench N: N rounds at 2 ranks; each round runs EPIC's own module, then the drop-in on each
+# transport, without file output (the timer does not include it). Prints, per MPI and variant,
+# the median over rounds (min-max) of the microseconds per call, for the slowest and the
+# fastest rank, and the ratios of the medians to EPIC's own.
+epic_bench() {
+  local mpi w r v dir s1 s2 m1 m2 ref1="" ref2=""
+  echo
+  echo "EPIC's timer 'p2g/v2g halo (non-excl.)', us per call, 2 ranks, $HS_CHECK_BENCH interleaved rounds"
+  printf '| %-7s | %-16s | %-24s | %-24s | %s\n' MPI variant "slowest rank" "fastest rank" \
+    "/ EPIC's own (slowest, fastest)"
+  printf '|%s|%s|%s|%s|%s\n' "---------" "------------------" "--------------------------" \
+    "--------------------------" "------------"
+  for mpi in $HS_CHECK_MPIS; do
+    w=$HS_CHECK_WORK/$mpi
+    rm -rf "$w/bench"
+    for r in $(seq "$HS_CHECK_BENCH"); do
+      for v in own $(hs_transports "$mpi"); do
+        dir=$w/haloswap-build
+        [ "$v" = own ] && dir=$w/own
+        # shellcheck disable=SC2046
+        EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$v")" EPIC_CASE_OUTPUT=.false. \
+          epic_case "$mpi" "$dir" "$w/bench/$v" 2 >/dev/null || continue
+        epic_halo_us "$w/bench/$v" >>"$w/bench/$v.times"
+      done
+    done
+    for v in own $(hs_transports "$mpi"); do
+      [ -s "$w/bench/$v.times" ] || continue
+      s1=$(epic_stats "$w/bench/$v.times" 1)
+      s2=$(epic_stats "$w/bench/$v.times" 2)
+      m1=${s1##* } m2=${s2##* }
+      if [ "$v" = own ]; then ref1=$m1 ref2=$m2; fi
+      printf '| %-7s | %-16s | %-24s | %-24s | %s\n' "$mpi" "$v" "${s1% *}" "${s2% *}" \
+        "$(awk -v a="$m1" -v b="$ref1" -v c="$m2" -v d="$ref2" \
+           'BEGIN { if (b > 0 && d > 0) printf "%.2f, %.2f", a / b, c / d }')"
+    done
+  done
+}
+
+epic_main() {
+  local mpi w t n res own got tests rc
+  epic_deps
+  EPIC_BITDIFF=$(hs_nc_bitdiff)
+  EPIC_RUN_ENV="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1"
+  hs_table_header
+  for mpi in $HS_CHECK_MPIS; do
+    w=$HS_CHECK_WORK/$mpi
+    mkdir -p "$w"
+    hs_install "$mpi" "$w/haloswap"
+    epic_build "$mpi" own "$w/own"
+    epic_build "$mpi" haloswap "$w/haloswap-build"
+    # Unit tests: EPIC's own outcome once per rank count, the drop-in's per transport.
+    for t in $EPIC_UNIT_TESTS; do
+      for n in ${EPIC_UNIT_RANKS:-${HS_CHECK_RANKS:-1 2 3 4}}; do
+        own=$(epic_unit "$mpi" "$w/own" "$t" "$n")
+        case $own in unsupported*)
+          hs_table_row "$t" "$n" "(all)" "$mpi" skipped "$own"; continue ;;
+        esac
+        for tr in $(hs_transports "$mpi"); do
+          # shellcheck disable=SC2046
+          got=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$tr")" epic_unit "$mpi" "$w/haloswap-build" "$t" "$n")
+          if [ "$got" = "$own" ]; then res=identical; else res=DIFFERS; fi
+          hs_table_row "$t" "$n" "$tr" "$mpi" "$res" "drop-in $got, EPIC's own $own"
+        done
+      done
+    done
+    # The Robert case: EPIC's own run per rank count, then the drop-in's per transport.
+    for n in ${EPIC_CASE_RANKS:-${HS_CHECK_RANKS:-1 2 4}}; do
+      if [ "$mpi" = mpich ] && [ "$n" -gt 1 ]; then
+        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(all)" "$mpi" skipped \
+          "Debian has no netCDF for MPICH: multi-rank runs write no files"
+        continue
+      fi
+      if ! epic_case "$mpi" "$w/own" "$w/runs/own-np$n" "$n" >/dev/null; then
+        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(EPIC's own)" "$mpi" FAILED "see $w/runs/own-np$n/epic.log"
+        continue
+      fi
+      for tr in $(hs_transports "$mpi"); do
+        # shellcheck disable=SC2046
+        if EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$tr")" epic_case "$mpi" "$w/haloswap-build" \
+             "$w/runs/$tr-np$n" "$n" >/dev/null; then
+          got=$(epic_compare "$w/runs/own-np$n" "$w/runs/$tr-np$n")
+        else
+          got="run failed (see $w/runs/$tr-np$n/epic.log)"
+        fi
+        case $got in identical*) res=identical ;; *) res=DIFFERS ;; esac
+        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "$tr" "$mpi" "$res" "$got"
+      done
+    done
+  done
+  if [ "$HS_CHECK_BENCH" -gt 0 ]; then epic_bench; fi
+  if [ "$HS_CHECK_KEEP" != 1 ]; then rm -rf "$HS_CHECK_WORK"; fi
+  [ "$HS_CHECK_FAILS" = 0 ]
+}
+
+epic_main

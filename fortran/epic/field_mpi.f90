@@ -678,7 +678,8 @@ contains
             e = minloc(plans%last_use, dim=1)
             call free_plan(plans(e), who)
         endif
-        call haloswap_geometry_init(plans(e)%hs, decomp, fields, [2, 2, 0], .true., ierr)
+        call haloswap_geometry_init(plans(e)%hs, decomp, fields, [2, 2, 0], .true., ierr, &
+                                    order_offsets=EPIC_ORDER)
         if (ierr /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
         plans(e)%used = .true.
         plans(e)%kinds = fields%kind

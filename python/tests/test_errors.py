@@ -7,13 +7,20 @@ import haloswap
 from conftest import assert_all
 
 
-def raises_everywhere(comm, exc, fn, *words):
-    """fn raises exc on every rank, with the same message everywhere, naming ``words``."""
+def raises_everywhere(comm, exc, fn, *words, local=False, same=True):
+    """fn raises exc on every rank, with the same message everywhere, naming ``words``.
+    local: each rank found the error itself, so its message starts with "rank N: ";
+    same=False: the messages may differ (each names the failure that rank saw first)."""
     with pytest.raises(exc) as info:
         fn()
     msg = str(info.value)
-    msgs = comm.allgather(msg)
-    assert_all(all(m == msgs[0] for m in msgs), f"messages differ: {msgs}")
+    if local:
+        prefix = f"rank {comm.Get_rank()}: "
+        assert_all(msg.startswith(prefix), f"{msg!r} does not start with {prefix!r}")
+        msg = msg[len(prefix):]
+    if same:
+        msgs = comm.allgather(msg)
+        assert_all(all(m == msgs[0] for m in msgs), f"messages differ: {msgs}")
     for w in words:
         assert_all(w in msg, f"{w!r} not in {msg!r}")
     return info.value
@@ -144,19 +151,41 @@ def test_bad_keywords(comm, d):
                                                      procs=(comm.Get_size() + 1, 1)), "procs")
 
 
+# Transports whose swaps carry a failure to the neighbours (docs/design.md, "Errors during
+# a swap"): on them a failed round leaves the plan failed until it is freed.
+FAILROUND = ("p2p", "rma-fence", "rma-pscw", "rma-passive", "shmem")
+
+
 def test_state_errors(comm, d):
     a = good(d)
     with haloswap.Plan(d, a) as p:
-        raises_everywhere(comm, haloswap.StateError, p.complete, "no swap was started")
         p.start()
         assert p.in_progress == "swap"
-        raises_everywhere(comm, haloswap.StateError, p.start, "already in progress")
         raises_everywhere(comm, haloswap.StateError, lambda: p.reverse("sum"), "in progress")
         raises_everywhere(comm, haloswap.StateError, p.free, "in progress")
         p.complete()
         assert p.in_progress is None
         p.swap()  # still usable
         raises_everywhere(comm, haloswap.StateError, d.free, "not freed")
+    # A call out of turn fails the swap round it is in; on the transports that carry a
+    # failure, the plan then stays failed until it is freed (docs/design.md).
+    with haloswap.Plan(d, a) as p:
+        raises_everywhere(comm, haloswap.StateError, p.complete, "no swap was started")
+        if p.selected_transport in FAILROUND:
+            raises_everywhere(comm, haloswap.StateError, p.swap, "failed in an earlier swap")
+    with haloswap.Plan(d, a) as p:
+        p.start()
+        raises_everywhere(comm, haloswap.StateError, p.start, "already in progress", local=True)
+        assert p.in_progress == "swap"  # the swap started first goes on
+        if p.selected_transport in FAILROUND:
+            # Its completion reports the failure; the plan is failed from then on.
+            raises_everywhere(comm, haloswap.StateError, p.complete, "already in progress",
+                              local=True)
+            assert p.in_progress is None
+            raises_everywhere(comm, haloswap.StateError, p.swap, "failed in an earlier swap",
+                              "already in progress", same=False)
+        else:
+            p.complete()
 
 
 def test_per_swap_arrays_checked(comm, d):

@@ -18,7 +18,7 @@
 !!  * Integer fields are exchanged as integer(4) (EPIC goes through a double temporary:
 !!    the same values for counts below 2**31).
 !!  * Plans are cached across calls, keyed by the exchanged fields' kinds and ranks (their
-!!    shapes follow from box); arrays other than a plan's first ones go as per-swap arrays.
+!!    shapes follow from box); every exchange passes its arrays as per-swap arrays.
 !!    Cached plans are freed at MPI_Finalize.
 !!  * The haloswap decomposition is built at first use from EPIC's cart and box, and checked
 !!    against them (ranks, neighbours, bounds) on every rank together.
@@ -148,7 +148,6 @@ module field_mpi
     type :: plan_entry
         logical                            :: used = .false.
         integer,               allocatable :: kinds(:), ranks(:)
-        type(c_ptr),           allocatable :: registered(:)
         type(halo_communication_type)      :: hs
         integer                            :: last_use = 0
         integer                            :: count(2) = 0
@@ -626,12 +625,13 @@ contains
         if (m == 0) return
         call ensure_decomposition(who)
         e = find_plan(dir, idx(1:m), who)
+        ! Always as per-swap arrays: whether they are the plan's registered ones differs from
+        ! rank to rank, and nbr's persistent collective must be chosen alike on every rank.
         allocate(arrays(m))
-        aptr = c_null_ptr
         do i = 1, m
             arrays(i) = slots(idx(i), dir)%f%data
-            if (.not. c_associated(arrays(i), plans(e)%registered(i))) aptr = c_loc(arrays)
         enddo
+        aptr = c_loc(arrays)
         t0 = MPI_Wtime()
         if (dir == FILL) then
             rc = hs_swap(plans(e)%hs%plan, aptr)
@@ -684,7 +684,6 @@ contains
         plans(e)%used = .true.
         plans(e)%kinds = fields%kind
         plans(e)%ranks = fields%rank
-        plans(e)%registered = fields%data
         plans(e)%last_use = use_clock
         plans(e)%count = 0
         plans(e)%seconds = 0.0d0
@@ -700,7 +699,7 @@ contains
         call finalise_halo_communication(p%hs, ierr)
         if (ierr /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
         p%used = .false.
-        deallocate(p%kinds, p%ranks, p%registered)
+        deallocate(p%kinds, p%ranks)
     end subroutine free_plan
 
     ! The haloswap decomposition of EPIC's layout, built at first use and again whenever

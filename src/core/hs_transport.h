@@ -512,6 +512,7 @@ void hs__node_describe(hs_plan p, char *buf, size_t len);
 #define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
   const hs_transport_ops sym = {.name = name_,                                               \
                                 .id = id_,                                                   \
+                                .flags = HS_OPS_FAILROUND,                                   \
                                 .summary = summary_,                                         \
                                 .options = options_,                                         \
                                 .config_size = sizeof(config_type),                          \

@@ -29,8 +29,9 @@
 typedef struct {
   _Atomic uint64_t posted; /* the last operation whose data this rank has published */
   char pad0[LINE - sizeof(uint64_t)];
+  uint64_t failed;         /* the last operation that was a failed round here (no data) */
   uint32_t mode;           /* the transport's word for that operation */
-  char pad1[LINE - sizeof(uint32_t)];
+  char pad1[LINE - sizeof(uint64_t) - sizeof(uint32_t)];
   /* followed by: consumed[nsize] (one line each), the transport's published area */
 } node_ctl;
 
@@ -141,6 +142,7 @@ static int window(hs_plan p, hs_node *n, const hs_node_config *c) {
   memset(n->seg, 0, cb);
   n->pub = n->seg + sizeof(node_ctl) + (size_t)n->core->nsize * LINE;
   atomic_init(&ctl_of(n->seg)->posted, 0);
+  ctl_of(n->seg)->failed = 0;
   for (int j = 0; j < n->core->nsize; j++) atomic_init(consumed_of(n->seg, j), 0);
   /* One passive epoch for the life of the plan: MPI_Win_sync needs it. */
   HS_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, n->core->win));
@@ -254,10 +256,24 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
 /* Publish operation n->seq to my on-node readers. They finished the previous operation (its
  * complete waited for that), so my control block and boxes are mine to overwrite. */
 static int post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
+  if (hs__failed_round(p)) /* the flag instead of data (docs/design.md, "Errors during a swap") */
+    ctl_of(n->seg)->failed = n->seq;
+  else
+    ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
   HS_MPI(MPI_Win_sync(n->core->win));
   if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
   return HS_OK;
+}
+
+/* Edge i has posted operation seq: read its data, or note its failure flag. A failed round
+ * here reads nothing. */
+static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t seq) {
+  hs_node_edge *e = &n->edges[i];
+  if (ctl_of(e->seg)->failed == seq) {
+    hs__fail_seen(p, p->peers[e->peer].rank);
+    return HS_OK;
+  }
+  return hs__failed_round(p) ? HS_OK : n->core->ops->read(p, n, i, arrays);
 }
 
 int hs__node_start(hs_plan p, void *const *arrays) {
@@ -274,7 +290,7 @@ static int complete_barrier(hs_plan p, hs_node *n, void *const *arrays) {
   HS_MPI(MPI_Barrier(n->core->node));
   HS_MPI(MPI_Win_sync(n->core->win));
   for (int i = 0; i < n->nedges; i++) {
-    int rc = p->peers[n->edges[i].peer].nrecv ? n->core->ops->read(p, n, i, arrays) : HS_OK;
+    int rc = p->peers[n->edges[i].peer].nrecv ? read_edge(p, n, i, arrays, n->seq) : HS_OK;
     if (rc != HS_OK && err == HS_OK) err = rc;
   }
   int rc = hs__twosided_complete(p, n->core->remote, arrays);
@@ -315,7 +331,7 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
       if (!e->pending) continue;
       if (atomic_load_explicit(&ctl_of(e->seg)->posted, memory_order_acquire) < seq) continue;
       HS_MPI(MPI_Win_sync(n->core->win));
-      int rc = n->core->ops->read(p, n, i, arrays);
+      int rc = read_edge(p, n, i, arrays, seq);
       if (rc != HS_OK && err == HS_OK) err = rc;
       HS_MPI(MPI_Win_sync(n->core->win));
       /* Even after a failed read, or the neighbour would wait for ever. */

@@ -6,10 +6,11 @@
  * into one buffer per direction and use MPI_Ineighbor_alltoallv.
  *
  * Persistent requests and per-swap arrays: a persistent collective only matches the same
- * persistent collective on the other ranks, so a swap of per-swap arrays (which needs new
- * datatypes) runs as a non-persistent MPI_Ineighbor_alltoallw. Ranks must therefore pass
- * per-swap arrays on the same swaps (MONC's source_data is passed by every rank at the same
- * point); a program that cannot promise that sets persistent=0. */
+ * persistent collective on the other ranks, so a swap given per-swap arrays (arrays not NULL,
+ * even if they are the registered ones: ranks cannot see each other's pointers) runs as a
+ * non-persistent MPI_Ineighbor_alltoallw. Ranks must therefore pass per-swap arrays on the
+ * same swaps (MONC's source_data is passed by every rank at the same point); a program that
+ * cannot promise that sets persistent=0. */
 #include "hs_transport.h"
 
 #include <limits.h>
@@ -159,7 +160,7 @@ static int nbr_start(hs_plan p, void *const *arrays) {
                                    t->rdisp, MPI_BYTE, t->graph, &t->req));
     return HS_OK;
   }
-  if (t->preq != MPI_REQUEST_NULL && hs__arrays_registered(p, arrays)) {
+  if (t->preq != MPI_REQUEST_NULL && !arrays) {
     HS_MPI(MPI_Start(&t->preq));
     return HS_OK;
   }

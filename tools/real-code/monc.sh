@@ -3,7 +3,7 @@
 # and once with haloswap's drop-in (the two files of fortran/monc/), runs a small stratus case
 # (testcases/stratus/mbl_sc.mcf on a 16x16 grid for 20 s of model time, IO server and
 # SOCRATES off, reproducible random noise) with MONC's module and with the drop-in on every transport, and compares the
-# checkpoint files variable by variable, bit for bit (tools/real-code/nc_compare.c). With
+# checkpoint files variable by variable, bit for bit (tools/real-code/nc_bitdiff.c). With
 # --bench N, each row also gives MONC's own "timestepping" time, the median of N runs.
 # Needs fcm (FCM=/path/to/fcm/bin/fcm, or fcm on PATH) and what docs/monc.md lists.
 
@@ -94,7 +94,7 @@ monc_median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}';
 monc_check() {
   local w=$HS_CHECK_WORK
   mkdir -p "$w"
-  cc -O2 "$HS_CHECK_ROOT/tools/real-code/nc_compare.c" -o "$w/nc_compare" -lnetcdf
+  local bitdiff; bitdiff=$(hs_nc_bitdiff)
   hs_table_header
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then
@@ -130,7 +130,7 @@ monc_check() {
           hs_table_row stratus-16x16 "$n" "$t" "$mpi" FAILED "$(tail -3 "$w/run-$t-$n/run.log" | tr '\n' ' ')"
           continue
         fi
-        local cmp; cmp=$({ "$w/nc_compare" "$w/run-own-$n/dump.nc" "$w/run-$t-$n/dump.nc" || true; } | head -3 | tr '\n' ' ')
+        local cmp; cmp=$({ "$bitdiff" "$w/run-own-$n/dump.nc" "$w/run-$t-$n/dump.nc" || true; } | head -3 | tr '\n' ' ')
         local detail="checkpoint: $cmp"
         [ "$HS_CHECK_BENCH" -gt 0 ] && detail="$detail; timestepping ms median of $reps: own $own_ms, drop-in $(printf '%s\n' "${ms[@]}" | monc_median)"
         case $cmp in

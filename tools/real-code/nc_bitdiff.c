@@ -1,7 +1,7 @@
 /* nc_bitdiff A.nc B.nc: compares every variable of two netCDF files bit for bit (names, types,
  * shapes and the bytes of every value); attributes are ignored (they hold creation times).
  * Prints one line per differing variable and a summary; exit 0 identical, 1 different, 2 error.
- * Used by tools/real-code/parcel-clustering.sh; compile with: cc nc_bitdiff.c -lnetcdf */
+ * Used by every real-code check (common.sh's hs_nc_bitdiff); cc nc_bitdiff.c -lnetcdf */
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -119,9 +119,7 @@ pc_backends() {
   echo "$b"
 }
 
-gcc -O2 -o "$HS_CHECK_WORK/nc_bitdiff" "$HS_CHECK_ROOT/tools/real-code/nc_bitdiff.c" \
-    $(pkg-config --cflags --libs netcdf 2>/dev/null || echo -lnetcdf) ||
-  pc_fail "cannot build tools/real-code/nc_bitdiff.c (netCDF's C headers needed)"
+pc_bitdiff=$(hs_nc_bitdiff)
 
 hs_table_header
 for m in $HS_CHECK_MPIS; do
@@ -187,7 +185,7 @@ for m in $HS_CHECK_MPIS; do
         out=$d/np$n-$b/parallel_final_0000000001_parcels.nc
         if [ ! -f "$ref" ] || [ ! -f "$out" ]; then
           result=FAILED detail="seed $s: no merged parcels written (logs in $d)"
-        elif ! "$HS_CHECK_WORK/nc_bitdiff" "$ref" "$out" > "$d/np$n-$b/diff" 2>&1; then
+        elif ! "$pc_bitdiff" "$ref" "$out" > "$d/np$n-$b/diff" 2>&1; then
           result=DIFFERS detail="seed $s: $(head -1 "$d/np$n-$b/diff")"
         else
           detail="seeds ${pc_seeds// /,}: every variable of the merged parcels"

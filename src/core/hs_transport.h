@@ -254,21 +254,23 @@ typedef struct hs_transport_ops {
   int (*reverse_complete)(hs_plan p, hs_op op, void *const *arrays);
 } hs_transport_ops;
 
-/* Defines transport `sym`, whose functions are prefix_setup, _start, _complete, _destroy and
- * whose options fill a `config_type`; the last arguments add optional members (HS_OPS_NO_EXTRA: none). */
-#define HS_DEFINE_TRANSPORT(sym, prefix, name_, id_, flags_, summary_, options_, config_type, \
-                            ...)                                                              \
+/* The ops table `sym` of a transport whose options fill a `config_type`; the last arguments
+ * are its operations. */
+#define HS_TRANSPORT_OPS(sym, name_, id_, flags_, summary_, options_, config_type, ...)      \
   const hs_transport_ops sym = {.name = name_,                                                \
                                 .id = id_,                                                    \
                                 .flags = flags_,                                              \
                                 .summary = summary_,                                          \
                                 .options = options_,                                          \
                                 .config_size = sizeof(config_type),                           \
-                                .setup = prefix##_setup,                                      \
-                                .start = prefix##_start,                                      \
-                                .complete = prefix##_complete,                                \
-                                .destroy = prefix##_destroy,                                  \
                                 __VA_ARGS__}
+/* Defines transport `sym`, whose functions are prefix_setup, _start, _complete, _destroy; the
+ * last arguments add optional members (HS_OPS_NO_EXTRA: none). */
+#define HS_DEFINE_TRANSPORT(sym, prefix, name_, id_, flags_, summary_, options_, config_type, \
+                            ...)                                                              \
+  HS_TRANSPORT_OPS(sym, name_, id_, flags_, summary_, options_, config_type,                  \
+                   .setup = prefix##_setup, .start = prefix##_start,                          \
+                   .complete = prefix##_complete, .destroy = prefix##_destroy, __VA_ARGS__)
 #define HS_OPS_NO_EXTRA .query = NULL
 typedef struct {
   char none;
@@ -510,20 +512,11 @@ void hs__node_destroy(hs_plan p);
 void hs__node_describe(hs_plan p, char *buf, size_t len);
 /* An on-node transport's ops table: the engine's operations around the transport's setup. */
 #define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
-  const hs_transport_ops sym = {.name = name_,                                               \
-                                .id = id_,                                                   \
-                                .flags = HS_OPS_FAILROUND,                                   \
-                                .summary = summary_,                                         \
-                                .options = options_,                                         \
-                                .config_size = sizeof(config_type),                          \
-                                .setup = setup_,                                             \
-                                .start = hs__node_start,                                     \
-                                .complete = hs__node_complete,                               \
-                                .destroy = hs__node_destroy,                                 \
-                                .describe = hs__node_describe,                               \
-                                .reverse_start = hs__node_reverse_start,                     \
-                                .reverse_complete = hs__node_reverse_complete,               \
-                                __VA_ARGS__}
+  HS_TRANSPORT_OPS(sym, name_, id_, HS_OPS_FAILROUND, summary_, options_, config_type,          \
+                   .setup = setup_, .start = hs__node_start, .complete = hs__node_complete,     \
+                   .destroy = hs__node_destroy, .describe = hs__node_describe,                 \
+                   .reverse_start = hs__node_reverse_start,                                    \
+                   .reverse_complete = hs__node_reverse_complete, __VA_ARGS__)
 /* The mode word of the operation edge e has posted. */
 uint32_t hs__node_mode(const hs_node_edge *e);
 

@@ -33,6 +33,17 @@ typedef struct hs__ra_ops {
   int (*clear)(hs_ra ra);
 } hs__ra_ops;
 
+/* A back end's ops table from its functions prefix_create ... prefix_complete; the last
+ * arguments set the optional ops. */
+#define HS_DEFINE_RA_OPS(sym, prefix, ...)                                                  \
+  const hs__ra_ops sym = {.create = prefix##_create,                                        \
+                          .destroy = prefix##_destroy,                                      \
+                          .put = prefix##_put,                                              \
+                          .get = prefix##_get,                                              \
+                          .sync = prefix##_sync,                                            \
+                          .complete = prefix##_complete,                                    \
+                          __VA_ARGS__}
+
 struct hs_ra_s {
   MPI_Comm comm;           /* the layer's own duplicate */
   int rank, size;

@@ -428,13 +428,4 @@ static int p2p_sync(hs_ra ra, unsigned mask) {
 /* p2p has no other way to deliver puts than a sync of the mask. */
 static int p2p_complete(hs_ra ra, unsigned mask) { return p2p_sync(ra, mask); }
 
-const hs__ra_ops hs__ra_p2p_ops = {
-    .create = p2p_create,
-    .destroy = p2p_destroy,
-    .put = p2p_put,
-    .get = p2p_get,
-    .sync = p2p_sync,
-    .complete = p2p_complete,
-    .set_targets = p2p_set_targets,
-    .clear = p2p_clear,
-};
+HS_DEFINE_RA_OPS(hs__ra_p2p_ops, p2p, .set_targets = p2p_set_targets, .clear = p2p_clear);

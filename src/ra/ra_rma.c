@@ -152,13 +152,4 @@ static int rma_epoch_end(hs_ra ra) {
   return HS_OK;
 }
 
-const hs__ra_ops hs__ra_rma_ops = {
-    .create = rma_create,
-    .destroy = rma_destroy,
-    .put = rma_put,
-    .get = rma_get,
-    .sync = rma_sync,
-    .complete = rma_complete,
-    .epoch_begin = rma_epoch_begin,
-    .epoch_end = rma_epoch_end,
-};
+HS_DEFINE_RA_OPS(hs__ra_rma_ops, rma, .epoch_begin = rma_epoch_begin, .epoch_end = rma_epoch_end);

@@ -115,16 +115,7 @@ static int sh_clear(hs_ra ra) {
   return HS_OK;
 }
 
-const hs__ra_ops hs__ra_shmem_ops = {
-    .available = sh_available,
-    .create = sh_create,
-    .destroy = sh_destroy,
-    .put = sh_put,
-    .get = sh_get,
-    .sync = sh_sync,
-    .complete = sh_complete,
-    .clear = sh_clear,
-};
+HS_DEFINE_RA_OPS(hs__ra_shmem_ops, sh, .available = sh_available, .clear = sh_clear);
 
 #else /* built without OpenSHMEM: hs_ra_create asks sh_available and refuses the back end */
 

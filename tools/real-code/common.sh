@@ -23,7 +23,9 @@ hs_install() {
 hs_transports() {
   if [ -n "$HS_CHECK_TRANSPORTS" ]; then echo "$HS_CHECK_TRANSPORTS"; return; fi
   local bdir; bdir=$(hs_build_dir "$1")
-  "$bdir/tools/hs_info/hs_info" --usable-names 2>/dev/null || echo p2p
+  # shmem is opt-in (HALOSWAP_SHMEM=1, with Open MPI 4.1's osc ^rdma): the checks opt in.
+  HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma "$bdir/tools/hs_info/hs_info" --usable-names 2>/dev/null ||
+    echo p2p
 }
 
 # hs_mpiexec MPI: the launcher command for that MPI library, oversubscription allowed.

@@ -903,7 +903,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
          * whatever --warmup was (0 leaves nothing written). */
         long bad = 0, allbad = 0;
         for (int f = 0; f < nf; f++) fill(&g, data[f], P->type, f);
-        monc_ref_swap(m->mref);
+        ref_swap(m);
         for (int f = 0; f < nf; f++) bad += check_and_reset(&g, P, P->periodic, data[f], P->type, f);
         MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         m->bad_cells = allbad;

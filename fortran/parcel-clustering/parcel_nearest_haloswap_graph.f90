@@ -221,7 +221,7 @@ contains
         call stop_timer(this%layer_timer)
 
         ! Below, a flag of this rank is read and written in place, another rank's through
-        ! the layer (remote_put, flag).
+        ! the layer (set_flag, flag).
 
         !------------------------------------------------------------------
         ! First, iterative, stage: one epoch (rma-epoch) for all its rounds. A link whose
@@ -246,11 +246,7 @@ contains
                 is = isma(m)
                 if (merged(is) == 0) then
                     leaf(is) = 1
-                    if (rclo(m) == me) then
-                        avail(iclo(m)) = 1
-                    else
-                        call remote_put(A_AVAIL, m, 1)
-                    endif
+                    call set_flag(A_AVAIL, m, 1)
                 endif
             enddo
 
@@ -260,11 +256,7 @@ contains
             do k = 1, nactive
                 m = active(k)
                 if (merged(isma(m)) == 0) then
-                    if (rclo(m) == me) then
-                        leaf(iclo(m)) = 0
-                    else
-                        call remote_put(A_LEAF, m, 0)
-                    endif
+                    call set_flag(A_LEAF, m, 0)
                 endif
             enddo
 
@@ -275,11 +267,7 @@ contains
                 m = active(k)
                 is = isma(m)
                 if ((merged(is) == 0) .and. (leaf(is) == 0)) then
-                    if (rclo(m) == me) then
-                        avail(iclo(m)) = 0
-                    else
-                        call remote_put(A_AVAIL, m, 0)
-                    endif
+                    call set_flag(A_AVAIL, m, 0)
                 endif
             enddo
 
@@ -294,11 +282,7 @@ contains
                     if (flag(A_AVAIL, m) /= 0) then
                         l_continue_iteration = .true.
                         merged(is) = 1
-                        if (rclo(m) == me) then
-                            merged(iclo(m)) = 1
-                        else
-                            call remote_put(A_MERGED, m, 1)
-                        endif
+                        call set_flag(A_MERGED, m, 1)
                     endif
                 endif
             enddo
@@ -340,11 +324,7 @@ contains
         do m = 1, n
             is = isma(m)
             if ((merged(is) == 0) .and. (leaf(is) /= 0)) then
-                if (rclo(m) == me) then
-                    avail(iclo(m)) = 1
-                else
-                    call remote_put(A_AVAIL, m, 1)
-                endif
+                call set_flag(A_AVAIL, m, 1)
             endif
         enddo
 
@@ -457,12 +437,23 @@ contains
             flag = int(v)
         end function flag
 
-        ! Flag a of link m's target, on another rank, to val.
-        subroutine remote_put(a, m, val)
+        ! Set flag a of link m's target, wherever it is, to val.
+        subroutine set_flag(a, m, val)
             integer, intent(in) :: a, m, val
-            call check(haloswap_ra_put(this%ra, a, this%layer_rank(rclo(m)), iclo(m), &
-                                       int(val, c_int32_t)))
-        end subroutine remote_put
+            if (rclo(m) == me) then
+                select case (a)
+                    case (A_LEAF)
+                        leaf(iclo(m)) = val
+                    case (A_AVAIL)
+                        avail(iclo(m)) = val
+                    case default
+                        merged(iclo(m)) = val
+                end select
+            else
+                call check(haloswap_ra_put(this%ra, a, this%layer_rank(rclo(m)), iclo(m), &
+                                           int(val, c_int32_t)))
+            endif
+        end subroutine set_flag
 
     end subroutine haloswap_graph_resolve
 

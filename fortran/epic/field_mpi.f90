@@ -30,7 +30,7 @@
 !! seconds at MPI_Finalize.
 module field_mpi
     use, intrinsic :: iso_c_binding
-    use, intrinsic :: iso_fortran_env, only : output_unit
+    use, intrinsic :: iso_fortran_env, only : output_unit, error_unit
     use mpi_f08
     use mpi_layout, only : box, cart, neighbours
     use mpi_tags, only : MPI_NORTH, MPI_SOUTH, MPI_WEST, MPI_EAST, MPI_NORTHWEST, &
@@ -39,7 +39,8 @@ module field_mpi
     use haloswap, only : haloswap_decomposition, halo_communication_type, HALOSWAP_OK, &
                          haloswap_decomposition_free, haloswap_error_message,           &
                          finalise_halo_communication, haloswap_global_offset,           &
-                         haloswap_local_extent, haloswap_transport_name
+                         haloswap_local_extent, haloswap_transport_name,                &
+                         haloswap_flush_before_abort
     use haloswap_geometry, only : haloswap_gfield, haloswap_field_set_depth,              &
                                   haloswap_geometry_init, haloswap_decomposition_create_ex, &
                                   HALOSWAP_OP_SUM
@@ -894,6 +895,10 @@ contains
     subroutine fail(who, msg)
         character(len=*), intent(in) :: who, msg
 
+        ! Written here first and given time to drain: MPICH's launcher may drop
+        ! what mpi_exit_on_error prints when it kills the job on MPI_Abort.
+        write(error_unit, '(a)') "field_mpi::" // who // ": " // trim(msg)
+        call haloswap_flush_before_abort()
         call mpi_exit_on_error("field_mpi::" // who // ": " // trim(msg))
         stop 1
     end subroutine fail

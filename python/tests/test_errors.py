@@ -153,7 +153,7 @@ def test_bad_keywords(comm, d):
 
 # Transports whose swaps carry a failure to the neighbours (docs/design.md, "Errors during
 # a swap"): on them a failed round leaves the plan failed until it is freed.
-FAILROUND = ("p2p", "rma-fence", "rma-pscw", "rma-passive", "shmem", "shm", "cma")
+FAILROUND = ("p2p", "rma-fence", "rma-pscw", "rma-passive", "shmem", "shm", "cma", "nbr")
 
 
 def test_state_errors(comm, d):

@@ -13,6 +13,7 @@ typedef struct {
   bool valid;
   char **ptrs;        /* the resolved field pointers the types address */
   hs_dtypes t;
+  hs_dtypes flagged;  /* t with a header word ahead of each peer's data, built on request */
   uint64_t stamp;
 } entry;
 
@@ -37,6 +38,8 @@ static void free_list(MPI_Datatype *t, int n) {
 static void entry_free(hs_plan p, entry *e) {
   free_list(e->t.send, p->npeers);
   free_list(e->t.recv, p->npeers);
+  free_list(e->flagged.send, p->npeers);
+  free_list(e->flagged.recv, p->npeers);
   free(e->ptrs);
   memset(e, 0, sizeof *e);
 }
@@ -98,7 +101,7 @@ static bool entry_matches(const hs_plan p, const entry *e, void *const *arrays) 
   return true;
 }
 
-int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out) {
+static int lookup(hs_plan p, void *const *arrays, entry **out) {
   if (p->has_callbacks)
     return hs__error(HS_ERR_INTERNAL, "transport %s: derived datatypes cannot describe fields "
                                       "with pack/unpack hooks",
@@ -136,7 +139,57 @@ int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out) {
     }
   }
   e->stamp = c->clock;
-  *out = &e->t;
+  *out = e;
+  return HS_OK;
+}
+
+int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out) {
+  entry *e;
+  int rc = lookup(p, arrays, &e);
+  if (rc == HS_OK) *out = &e->t;
+  return rc;
+}
+
+/* {the word at flag, then t} (t's displacements are absolute); MPI_BYTE stays (no data). */
+static int with_header(const int *flag, MPI_Datatype t, MPI_Datatype *out) {
+  *out = MPI_BYTE;
+  if (t == MPI_BYTE) return HS_OK;
+  int len[2] = {1, 1};
+  MPI_Aint disp[2] = {0, 0};
+  MPI_Datatype types[2] = {MPI_INT, t};
+  MPI_Get_address(flag, &disp[0]);
+  int mrc = MPI_Type_create_struct(2, len, disp, types, out);
+  if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(out);
+  if (mrc != MPI_SUCCESS) {
+    *out = MPI_BYTE;
+    return hs__mpi_error(mrc, "MPI_Type_create_struct (header word)");
+  }
+  return HS_OK;
+}
+
+int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
+                           const hs_dtypes **out) {
+  entry *e;
+  int rc = lookup(p, arrays, &e);
+  if (rc != HS_OK || e->flagged.send) {
+    if (rc == HS_OK) *out = &e->flagged;
+    return rc;
+  }
+  size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
+  hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
+  if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
+  for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
+  for (int k = 0; rc == HS_OK && k < p->npeers; k++) {
+    rc = with_header(&sflag[k], e->t.send[k], &f.send[k]);
+    if (rc == HS_OK) rc = with_header(&rflag[k], e->t.recv[k], &f.recv[k]);
+  }
+  if (rc != HS_OK) {
+    free_list(f.send, p->npeers);
+    free_list(f.recv, p->npeers);
+    return rc;
+  }
+  e->flagged = f;
+  *out = &e->flagged;
   return HS_OK;
 }
 

@@ -53,12 +53,12 @@ void hs__fail_adopt(hs_plan p, const hs_plan from) {
   p->failed = true;
 }
 
-int hs__fail_texts_begin(hs_plan p, MPI_Request **reqs, int *n) {
+int hs__fail_texts_begin(hs_plan p, int reverse, MPI_Request **reqs, int *n) {
   *n = 0;
   *reqs = malloc((size_t)(p->npeers > 0 ? p->npeers : 1) * sizeof **reqs);
   if (!*reqs) return hs__error(HS_ERR_NOMEM, "out of memory sending a swap's failure");
   for (int k = 0; k < p->npeers; k++)
-    if (p->peers[k].send_bytes &&
+    if ((reverse ? p->peers[k].recv_bytes : p->peers[k].send_bytes) &&
         MPI_Isend(&p->failure, (int)sizeof p->failure, MPI_BYTE, p->peers[k].rank,
                   HS_TAG_FAILTEXT, p->comm, &(*reqs)[*n]) == MPI_SUCCESS)
       (*n)++;

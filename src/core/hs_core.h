@@ -83,6 +83,8 @@ int hs__staged_complete(hs_plan p, void *const *arrays);
 /* A sweep's reverse: each stage's own reverse, in the sweep order. */
 int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+/* A failed reverse round of every stage from `from` on, carrying p's failure. */
+void hs__sweep_reverse_fail(hs_plan p, int from);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 /* A failed round of every stage, carrying p's failure (src/core/fail.c's rule). */
 void hs__staged_fail(hs_plan p);
@@ -121,6 +123,8 @@ typedef struct {
   _Atomic uint64_t *posted;       /* its: the last operation whose data it has published */
   _Atomic uint64_t *consumed;     /* mine for it: the last operation of its data I have read */
   _Atomic uint64_t *its_consumed; /* its for me: the last operation of my data it has read */
+  const uint64_t *failed;         /* its: the last operation that was a failed round there
+                                     (written before posted) */
 } hs_pull_edge;
 typedef struct {
   MPI_Win win;                    /* MPI_Win_sync around the counters (in a passive epoch) */
@@ -151,8 +155,9 @@ int hs__fail_local(hs_plan p, int code);
 /* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
 void hs__fail_adopt(hs_plan p, const hs_plan from);
 /* Send the plan's failure to each peer that gets data from this rank in a forward round
- * (send_bytes > 0); reqs and n receive the requests, for hs__fail_texts_end. */
-int hs__fail_texts_begin(hs_plan p, MPI_Request **reqs, int *n);
+ * (send_bytes > 0), or in a reverse one (recv_bytes > 0); reqs and n receive the requests,
+ * for hs__fail_texts_end. */
+int hs__fail_texts_begin(hs_plan p, int reverse, MPI_Request **reqs, int *n);
 void hs__fail_texts_end(MPI_Request *reqs, int n);
 /* The error the plan's failure gives: its code and message (hs_error_message). */
 int hs__fail_return(hs_plan p);

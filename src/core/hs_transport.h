@@ -215,6 +215,8 @@ struct hs_plan_s {
   hs_failure round_in;    /* the lowest-origin failure received in this round */
   void **round_arrays;    /* the arrays the swap in progress was started with (nfields) */
   bool round_given;       /* ... if start was given arrays (else the registered ones) */
+  bool fail_given;        /* a failed round's caller passed per-swap arrays (nbr: which
+                             collective its neighbours call) */
   char *fail_scratch;     /* where a failed round receives (hs__fail_scratch) */
   size_t fail_scratch_bytes;
 };
@@ -361,6 +363,11 @@ typedef struct {
  * life of the plan, per-swap sets in a small least-recently-used cache (MONC's solver
  * passes the same source arrays every iteration). Not for plans with callback fields. */
 int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
+/* The same types with one int ahead of each peer's data: sflag[k] in what goes to peer k,
+ * rflag[k] in what comes from it (arrays that live as long as the plan; nbr's failure flag).
+ * Peers without data keep MPI_BYTE. Built on first use and kept with the set's entry. */
+int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
+                           const hs_dtypes **out);
 void hs__dtypes_free(hs_plan p);
 
 /* ---- two-sided engine (src/core/twosided.c): the default transport is this engine over

@@ -245,7 +245,7 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
   for (int i = 0; rc == HS_OK && i < n->nedges; i++) {
     hs_node_edge *e = &n->edges[i];
     n->core->pedge[i] = (hs_pull_edge){e->peer, &ctl_of(e->seg)->posted, consumed_of(n->seg, e->nrank),
-                                 consumed_of(e->seg, n->core->nrank)};
+                                 consumed_of(e->seg, n->core->nrank), &ctl_of(e->seg)->failed};
   }
   n->core->pull = (hs_pull){.win = n->core->win, .any_order = c->pull_any_order, .nedges = n->nedges,
                       .edges = n->core->pedge, .ctx = n, .source = ops->source};

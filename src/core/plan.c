@@ -279,52 +279,90 @@ static bool own_self_copies(const hs_plan p) {
  * gets a flag and the failure, every in-peer's message is received into scratch, and no
  * field is read or written. A delegating or staged plan hands the failure to the plans that
  * move its data, which do the same. A transport without failed rounds takes part in nothing
- * (the error stays on this rank). */
-static void failed_round(hs_plan p) {
+ * (the error stays on this rank). given: the caller passed per-swap arrays (nbr: which of its
+ * collectives the neighbours call). */
+static void failed_round(hs_plan p, bool given) {
   hs_plan d = delegate_of(p);
+  p->fail_given = given; /* for the transport, the stages or the delegate; this round only */
   if (d) {
     hs__fail_adopt(d, p);
+    d->fail_given = given;
     hs_swap_start(d, NULL);
-    return;
-  }
-  if (p->staged) {
+  } else if (p->staged) {
     hs__staged_fail(p);
+  } else if (p->ops->flags & HS_OPS_FAILROUND) {
+    MPI_Request *texts = NULL;
+    int ntexts = 0;
+    p->round_failed = true;
+    p->round_flagged = false;
+    /* The texts after the flags: a neighbour receiving with any tag meets the flag first. */
+    if (p->ops->start(p, NULL) == HS_OK) {
+      hs__fail_texts_begin(p, 0, &texts, &ntexts);
+      p->ops->complete(p, NULL);
+    }
+    p->round_failed = false;
+    hs__fail_texts_end(texts, ntexts);
+  }
+  p->fail_given = false;
+}
+
+static int reverse_begin(hs_plan p, hs_op op, void *const *arrays);
+static int reverse_end(hs_plan p, hs_op op, void *const *arrays);
+
+/* The same for the reverse: flags in place of its pieces (and its pulled halos), every piece
+ * received into scratch, nothing combined. Every transport's reverse takes part (the core's
+ * and the on-node engine's); a sweep's runs in each stage, a delegating sweep's in the
+ * delegate. */
+static void failed_reverse_round(hs_plan p) {
+  hs_plan d = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  if (d) {
+    hs__fail_adopt(d, p);
+    hs_reverse_start(d, HS_OP_SUM, NULL);
     return;
   }
-  if (!(p->ops->flags & HS_OPS_FAILROUND)) return;
+  if (p->staged && p->order == HS_ORDER_SWEEP) {
+    hs__sweep_reverse_fail(p, 0);
+    return;
+  }
   MPI_Request *texts = NULL;
   int ntexts = 0;
   p->round_failed = true;
   p->round_flagged = false;
-  /* The texts after the flags: a neighbour receiving with any tag meets the flag first. */
-  if (p->ops->start(p, NULL) == HS_OK) {
-    hs__fail_texts_begin(p, &texts, &ntexts);
-    p->ops->complete(p, NULL);
+  if (reverse_begin(p, HS_OP_SUM, NULL) == HS_OK) {
+    hs__fail_texts_begin(p, 1, &texts, &ntexts);
+    reverse_end(p, HS_OP_SUM, NULL);
   }
   p->round_failed = false;
   hs__fail_texts_end(texts, ntexts);
 }
 
-/* This rank found an error (code, hs_error_message()) where a round begins: the plan fails
- * and takes part in the round with flags. Returns the error every flagged rank returns: of
- * several ranks failing in the same round, the lowest one's. */
-static int fail_here(hs_plan p, int code) {
+/* This rank found an error (code, hs_error_message()) where a round (reverse: of the reverse)
+ * begins: the plan fails and takes part in the round with flags. Returns the error every
+ * flagged rank returns: of several ranks failing in the same round, the lowest one's. */
+static int fail_here(hs_plan p, int code, bool reverse, bool given) {
   bool fresh = !p->failed;
   hs__fail_local(p, code);
   p->round_flagged = false;
-  failed_round(p);
+  if (reverse)
+    failed_reverse_round(p);
+  else
+    failed_round(p, given);
   if (fresh && p->round_flagged && p->round_in.origin < p->failure.origin)
     p->failure = p->round_in;
   p->round_flagged = false;
   return hs__fail_return(p);
 }
 
-int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code); }
+/* The Fortran module's source_data checks: source_data was given (per-swap arrays). */
+int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code, false, true); }
 
 /* A later swap of a failed plan: a failed round as well, so its neighbours learn of the
  * failure rather than wait, and HS_ERR_STATE. */
-static int failed_plan(hs_plan p, const char *who) {
-  failed_round(p);
+static int failed_plan(hs_plan p, const char *who, bool reverse, bool given) {
+  if (reverse)
+    failed_reverse_round(p);
+  else
+    failed_round(p, given);
   return hs__error(HS_ERR_STATE, "%s: the plan failed in an earlier swap (%.900s); free it "
                                  "with hs_plan_free", who, p->failure.msg);
 }
@@ -343,18 +381,30 @@ static void *const *started_arrays(const hs_plan p) {
   return p->round_given ? (void *const *)p->round_arrays : NULL;
 }
 
+/* A call in the middle of a round (forward or reverse): the round in progress goes on as
+ * started, and the failure travels from the next one. */
+static int mid_round(hs_plan p, const char *who) {
+  hs__error(HS_ERR_STATE, "%s: a %s is already in progress on this plan", who,
+            p->in_progress ? "swap" : "reverse exchange");
+  hs__fail_local(p, HS_ERR_STATE);
+  return hs__fail_return(p);
+}
+
+/* A call of the other kind of round than the one in progress (a reverse during a swap, a
+ * swap's complete or test during a reverse): no round began that anyone waits on, and the one
+ * in progress goes on, so it is refused on this rank only. */
+static int other_round(hs_plan p, const char *who) {
+  return hs__error(HS_ERR_STATE, "%s: a %s is in progress on this plan", who,
+                   p->in_progress ? "swap" : "reverse exchange");
+}
+
 int hs_swap_start(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
-  if (p->in_progress || p->reverse_in_progress) {
-    /* The round in progress goes on as started; the failure travels from the next one. */
-    hs__error(HS_ERR_STATE, "hs_swap_start: a %s is already in progress on this plan",
-              p->in_progress ? "swap" : "reverse exchange");
-    hs__fail_local(p, HS_ERR_STATE);
-    return hs__fail_return(p);
-  }
-  if (p->failed) return failed_plan(p, "hs_swap_start");
+  if (p->in_progress || p->reverse_in_progress) return mid_round(p, "hs_swap_start");
+  /* A nested plan's failed round is started with NULL: its outer plan set fail_given. */
+  if (p->failed) return failed_plan(p, "hs_swap_start", false, arrays || p->fail_given);
   int rc = check_arrays(p, arrays, "hs_swap_start");
-  if (rc != HS_OK) return fail_here(p, rc);
+  if (rc != HS_OK) return fail_here(p, rc, false, arrays != NULL);
   double t0 = hs__wtime();
   p->round_flagged = false;
   rc = p->staged ? hs__staged_start(p, arrays) : p->ops->start(p, arrays);
@@ -370,16 +420,18 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   return rc;
 }
 
-/* Complete and test must be given the arrays start had. */
+/* Complete and test (of the reverse: complete) must be given the arrays start had. */
 static int check_same_arrays(hs_plan p, void *const *arrays, const char *who) {
   void *const *s = started_arrays(p);
+  const bool rev = p->reverse_in_progress;
   for (int f = 0; f < p->nfields; f++) {
     if (p->fields[f].pack) continue;
     const char *a = hs__field_ptr(p, arrays, f), *b = hs__field_ptr(p, s, f);
     if (a != b)
-      return hs__error(HS_ERR_ARG, "%s: arrays[%d] = %p, but the swap was started with %p "
-                                   "(complete and test take the arrays start was given)",
-                       who, f, (const void *)a, (const void *)b);
+      return hs__error(HS_ERR_ARG, "%s: arrays[%d] = %p, but the %s was started with %p "
+                                   "(%s the arrays start was given)",
+                       who, f, (const void *)a, rev ? "reverse exchange" : "swap",
+                       (const void *)b, rev ? "complete takes" : "complete and test take");
   }
   return HS_OK;
 }
@@ -400,9 +452,10 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
   *done = 0;
   if (!p->in_progress) {
-    if (p->failed) return failed_plan(p, "hs_swap_test");
+    if (p->reverse_in_progress) return other_round(p, "hs_swap_test");
+    if (p->failed) return failed_plan(p, "hs_swap_test", false, arrays != NULL);
     hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
-    return fail_here(p, HS_ERR_STATE);
+    return fail_here(p, HS_ERR_STATE, false, arrays != NULL);
   }
   int rc = check_same_arrays(p, arrays, "hs_swap_test");
   if (rc != HS_OK) {
@@ -425,11 +478,12 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
 int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_complete: plan is NULL");
   if (!p->in_progress) {
+    if (p->reverse_in_progress) return other_round(p, "hs_swap_complete");
     if (p->failed) return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
                                                   "(the plan failed: %.900s)", p->failure.msg);
     /* Its neighbours started this round and wait for it: it takes part with flags. */
     hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
-    return fail_here(p, HS_ERR_STATE);
+    return fail_here(p, HS_ERR_STATE, false, arrays != NULL);
   }
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
@@ -457,54 +511,69 @@ int hs_swap(hs_plan p, void *const *arrays) {
 }
 
 /* ------------------------------------------------------------------ reverse exchange */
-static hs_plan delegate_of(hs_plan p);
+/* The plan's reverse: a staged plan reverses directly (docs/design.md, "Staged exchange"); a
+ * sweep reverses stage by stage, a delegating one through the plan that sweeps. */
+static int reverse_begin(hs_plan p, hs_op op, void *const *arrays) {
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  if (dl) return hs_reverse_start(dl, op, arrays);
+  if (p->staged && p->order == HS_ORDER_SWEEP) return hs__sweep_reverse_start(p, op, arrays);
+  return p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
+                                             : hs__reverse_start(p, op, arrays);
+}
+
+static int reverse_end(hs_plan p, hs_op op, void *const *arrays) {
+  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
+  if (dl) return hs_reverse_complete(dl, arrays);
+  if (p->staged && p->order == HS_ORDER_SWEEP) return hs__sweep_reverse_complete(p, op, arrays);
+  return p->ops->reverse_complete && !p->staged ? p->ops->reverse_complete(p, op, arrays)
+                                                : hs__reverse_complete(p, op, arrays);
+}
 
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
-  if (p->in_progress || p->reverse_in_progress)
-    return hs__error(HS_ERR_STATE, "hs_reverse_start: a %s is already in progress on this plan",
-                     p->in_progress ? "swap" : "reverse exchange");
+  if (p->in_progress) return other_round(p, "hs_reverse_start");
+  if (p->reverse_in_progress) return mid_round(p, "hs_reverse_start");
+  if (p->failed) return failed_plan(p, "hs_reverse_start", true, arrays != NULL);
+  int rc = HS_OK;
   if (op != HS_OP_SUM && op != HS_OP_MAX && op != HS_OP_MIN && op != HS_OP_REPLACE)
-    return hs__error(HS_ERR_ARG, "hs_reverse_start: op = %d is not an hs_op", (int)op);
-  int rc = check_arrays(p, arrays, "hs_reverse_start");
-  if (rc != HS_OK) return rc;
+    rc = hs__error(HS_ERR_ARG, "hs_reverse_start: op = %d is not an hs_op", (int)op);
+  if (rc == HS_OK) rc = check_arrays(p, arrays, "hs_reverse_start");
+  if (rc != HS_OK) return fail_here(p, rc, true, arrays != NULL);
   double t0 = hs__wtime();
-  /* A staged plan reverses directly (docs/design.md, "Staged exchange"); a sweep reverses
-   * stage by stage, a delegating one through the plan that sweeps. */
-  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
-  if (dl)
-    rc = hs_reverse_start(dl, op, arrays);
-  else if (p->staged && p->order == HS_ORDER_SWEEP)
-    rc = hs__sweep_reverse_start(p, op, arrays);
-  else
-    rc = p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
-                                             : hs__reverse_start(p, op, arrays);
+  p->round_flagged = false;
+  rc = reverse_begin(p, op, arrays);
+  if (rc != HS_OK) hs__fail_local(p, rc);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
     p->reverse_in_progress = true;
     p->reverse_op = op;
+    keep_arrays(p, arrays);
   }
   return rc;
 }
 
 int hs_reverse_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_complete: plan is NULL");
-  if (!p->reverse_in_progress)
-    return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on "
-                                   "this plan");
+  if (!p->reverse_in_progress) {
+    if (p->in_progress) return other_round(p, "hs_reverse_complete");
+    if (p->failed)
+      return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange is in progress "
+                                     "(the plan failed: %.900s)", p->failure.msg);
+    /* Its neighbours started this reverse and wait for it: it takes part with flags. */
+    hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on this "
+                            "plan");
+    return fail_here(p, HS_ERR_STATE, true, arrays != NULL);
+  }
+  /* Wrong arrays: the reverse is completed with the ones it was started with. */
+  int arc = check_same_arrays(p, arrays, "hs_reverse_complete");
+  if (arc != HS_OK) hs__fail_local(p, arc);
+  arrays = started_arrays(p);
   double t0 = hs__wtime();
-  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
-  int rc;
-  if (dl)
-    rc = hs_reverse_complete(dl, arrays);
-  else if (p->staged && p->order == HS_ORDER_SWEEP)
-    rc = hs__sweep_reverse_complete(p, p->reverse_op, arrays);
-  else
-    rc = p->ops->reverse_complete && !p->staged
-             ? p->ops->reverse_complete(p, p->reverse_op, arrays)
-             : hs__reverse_complete(p, p->reverse_op, arrays);
+  int rc = round_result(p, reverse_end(p, p->reverse_op, arrays));
+  if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
+  if (rc == HS_OK && p->failed) return hs__fail_return(p); /* it failed during this reverse */
   if (rc == HS_OK) p->stats.reverses++;
   return rc;
 }

@@ -20,7 +20,13 @@
  * A transport that reads its on-node neighbours' memory (hs_pull) lets the owner read those
  * neighbours' halo boxes itself instead: the same steps in the same order, each edge guarded
  * by the transport's posted/consumed counters with the roles of the forward swap swapped
- * (docs/design.md, "Reverse exchange"). Off-node peers still go by message. */
+ * (docs/design.md, "Reverse exchange"). Off-node peers still go by message.
+ *
+ * A failed round (hs__failed_round; docs/design.md, "Errors during a swap") sends a zero-byte
+ * flag tagged HS_TAG_FAIL in place of every piece, receives every piece into the ring and
+ * combines nothing; a pulling transport publishes its failure word instead of its halos.
+ * Receives take any tag: a peer's pieces, or its flags, arrive in the order it sent them, and
+ * nothing else it sends this rank on the plan's communicator can come before its last piece. */
 #include "hs_core.h"
 
 #include <stdlib.h>
@@ -163,6 +169,7 @@ struct hs_reverse {
   step *steps;
   int *last;              /* per edge: its last step (-1: none) */
   uint64_t *open;         /* per edge: the operation its posted counter was seen for */
+  unsigned char *flagged; /* per peer: it flagged this round (its pieces hold no data) */
 };
 
 static int peer_of(const hs_plan p, int rank) {
@@ -355,8 +362,9 @@ static int create(hs_plan p, const hs_pull *pull, struct hs_reverse **out) {
   r->steps = hs__malloc(p, (size_t)(nsteps + 1) * sizeof(step));
   r->last = hs__malloc(p, (size_t)(ne + 1) * sizeof(int));
   r->open = hs__calloc(p, (size_t)(ne + 1) * sizeof(uint64_t));
+  r->flagged = hs__calloc(p, (size_t)(p->npeers + 1));
   if (!r->in || !r->out || !r->ireq || !r->oreq || !r->obuf || !r->bounce ||
-      (ne && !r->scratch) || !r->steps || !r->last || !r->open) {
+      (ne && !r->scratch) || !r->steps || !r->last || !r->open || !r->flagged) {
     free(edge_of);
     return hs__error(HS_ERR_NOMEM, "hs_reverse_start: out of memory for %zu bytes of buffers",
                      ib + ob + 2 * most);
@@ -397,7 +405,7 @@ static int post_upto(hs_plan p, struct hs_reverse *r, int upto) {
   for (; r->posted < r->nin && r->posted < upto; r->posted++) {
     const piece *q = &r->in[r->posted];
     HS_MPI(MPI_Irecv(r->ibuf + (size_t)(r->posted % r->window) * r->slot, (int)q->bytes,
-                     MPI_BYTE, p->peers[q->peer].rank, HS_TAG_REVERSE, p->comm,
+                     MPI_BYTE, p->peers[q->peer].rank, MPI_ANY_TAG, p->comm,
                      &r->ireq[r->posted]));
   }
   return HS_OK;
@@ -437,19 +445,37 @@ int hs__reverse_begin(hs_plan p, struct hs_reverse *r, void *const *arrays) {
   r->posted = 0;
   r->sent = 0;
   for (int u = 0; u < WINDOW; u++) r->user[u] = -1;
+  memset(r->flagged, 0, (size_t)p->npeers);
   int rc = post_upto(p, r, r->window);
-  return rc == HS_OK ? send_more(p, r, arrays, 0) : rc;
+  if (rc != HS_OK || !hs__failed_round(p)) return rc == HS_OK ? send_more(p, r, arrays, 0) : rc;
+  for (; r->sent < r->nout; r->sent++) /* a flag in place of every piece */
+    HS_MPI(MPI_Isend(NULL, 0, MPI_BYTE, p->peers[r->out[r->sent].peer].rank, HS_TAG_FAIL,
+                     p->comm, &r->oreq[r->sent]));
+  return HS_OK;
+}
+
+/* Piece q has arrived: a flag fails the round here (the peer's failure, once per peer). */
+static void arrived(hs_plan p, struct hs_reverse *r, int q, const MPI_Status *st) {
+  int k = r->in[q].peer;
+  if (st->MPI_TAG != HS_TAG_FAIL || r->flagged[k]) return;
+  r->flagged[k] = 1;
+  hs__fail_seen(p, p->peers[k].rank);
 }
 
 /* Wait for incoming piece q, sending my own pieces meanwhile (the peer may be waiting for
  * them before it can free what I wait for). */
 static int wait_piece(hs_plan p, struct hs_reverse *r, void *const *arrays, int q) {
   int done = 0;
+  MPI_Status st;
   while (r->ireq[q] != MPI_REQUEST_NULL) {
-    HS_MPI(MPI_Test(&r->ireq[q], &done, MPI_STATUS_IGNORE));
-    if (done) break;
+    HS_MPI(MPI_Test(&r->ireq[q], &done, &st));
+    if (done) {
+      arrived(p, r, q, &st);
+      break;
+    }
     if (r->sent == r->nout) {
-      HS_MPI(MPI_Wait(&r->ireq[q], MPI_STATUS_IGNORE));
+      HS_MPI(MPI_Wait(&r->ireq[q], &st));
+      arrived(p, r, q, &st);
       break;
     }
     int rc = send_more(p, r, arrays, 1);
@@ -458,13 +484,17 @@ static int wait_piece(hs_plan p, struct hs_reverse *r, void *const *arrays, int 
   return HS_OK;
 }
 
-/* Wait until edge e has published operation seq. */
-static int open_edge(struct hs_reverse *r, int e, uint64_t seq) {
+/* Wait until edge e has published operation seq; its failure word set to seq is a flag. */
+static int open_edge(hs_plan p, struct hs_reverse *r, int e, uint64_t seq) {
   const hs_pull_edge *pe = &r->pull->edges[e];
   unsigned spins = 0;
   while (atomic_load_explicit(pe->posted, memory_order_acquire) < seq) hs__relax(&spins);
   HS_MPI(MPI_Win_sync(r->pull->win));
   r->open[e] = seq;
+  if (*pe->failed == seq && !r->flagged[pe->peer]) {
+    r->flagged[pe->peer] = 1;
+    hs__fail_seen(p, p->peers[pe->peer].rank);
+  }
   return HS_OK;
 }
 
@@ -474,11 +504,12 @@ static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *fie
   const step *st = &r->steps[i];
   int rc = HS_OK;
   if (st->group) {
-    if (r->open[st->edge] != seq) rc = open_edge(r, st->edge, seq);
-    if (rc == HS_OK)
-      rc = r->pull->source(p, r->pull->ctx, st->edge, st->sec, st->sec + st->group, r->scratch,
-                           src);
-    *ok = rc == HS_OK;
+    if (r->open[st->edge] != seq) rc = open_edge(p, r, st->edge, seq);
+    /* a failed round here or there: nothing to read */
+    *ok = rc == HS_OK && !hs__failed_round(p) && !r->flagged[r->pull->edges[st->edge].peer];
+    if (*ok) rc = r->pull->source(p, r->pull->ctx, st->edge, st->sec, st->sec + st->group,
+                                  r->scratch, src);
+    *ok = *ok && rc == HS_OK;
     *from = st->dst->msg_offset; /* src->buf holds the group from here */
   }
   if (*ok && src->buf)
@@ -493,12 +524,13 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
   int err = HS_OK, ok = 0;
   hs_pull_src src = {NULL, NULL, NULL};
   size_t from = 0;
+  const bool failed = hs__failed_round(p); /* nothing combined, every piece received */
   for (int i = 0; i < r->nsteps; i++) {
     const step *st = &r->steps[i];
     char *field = hs__field_ptr(p, arrays, st->dst->box.field);
     kernel k = kernel_of(p->fields[st->dst->box.field].type, op);
     if (st->self) {
-      combine_self(p, st->dst, st->self, field, k, r->bounce);
+      if (!failed) combine_self(p, st->dst, st->self, field, k, r->bounce);
     } else if (st->piece >= 0) {
       /* pieces before this one are combined: their slots take the next receives */
       if (r->posted < st->piece + r->window) {
@@ -507,7 +539,8 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
       }
       int rc = wait_piece(p, r, arrays, st->piece);
       if (rc != HS_OK && err == HS_OK) err = rc;
-      if (err == HS_OK) combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
+      if (err == HS_OK && !failed && !r->flagged[r->in[st->piece].peer])
+        combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
     } else {
       int rc = pull_step(p, r, i, k, field, seq, &src, &from, &ok);
       if (rc != HS_OK && err == HS_OK) err = rc;
@@ -523,7 +556,9 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
   while (r->posted < r->nin) { /* pieces no step used (none: every section is a step) */
     int rc = post_upto(p, r, r->posted + 1);
     if (rc != HS_OK) return rc;
-    HS_MPI(MPI_Wait(&r->ireq[r->posted - 1], MPI_STATUS_IGNORE));
+    MPI_Status st;
+    HS_MPI(MPI_Wait(&r->ireq[r->posted - 1], &st));
+    arrived(p, r, r->posted - 1, &st);
   }
   if (r->nout) HS_MPI(MPI_Waitall(r->nout, r->oreq, MPI_STATUSES_IGNORE));
   if (!r->pull) return err;
@@ -542,7 +577,7 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r) {
   if (!r) return;
   void *blocks[] = {r->in, r->out, r->ireq, r->oreq, r->ibuf, r->obuf, r->oring, r->bounce,
-                    r->scratch, r->steps, r->last, r->open, r};
+                    r->scratch, r->steps, r->last, r->open, r->flagged, r};
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
 }
 

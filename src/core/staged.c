@@ -133,17 +133,19 @@ int hs__staged_start(hs_plan p, void *const *arrays) {
 }
 
 /* Stages from `from` on, as failed rounds carrying stage q's failure: every rank runs every
- * stage, so a stage's failure reaches the next stages' neighbours in the same swap. */
-static void fail_stages(struct hs_staged *s, int from, const hs_plan q) {
+ * stage, so a stage's failure reaches the next stages' neighbours in the same swap. given:
+ * the swap has per-swap arrays (nbr: which collective the neighbours call). */
+static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool given) {
   for (int k = from; k < s->n; k++) {
     hs__fail_adopt(s->stage[k], q);
+    s->stage[k]->fail_given = given;
     hs_swap_start(s->stage[k], NULL);
   }
   s->cur = s->n - 1;
 }
 
 void hs__staged_fail(hs_plan p) {
-  fail_stages(p->staged, 0, p);
+  fail_stages(p->staged, 0, p, p->fail_given);
   p->staged->cur = 0;
 }
 
@@ -153,7 +155,7 @@ static int next_stage(struct hs_staged *s, void *const *arrays) {
   if (rc != HS_OK) {
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    fail_stages(s, s->cur + 1, s->stage[s->cur]);
+    fail_stages(s, s->cur + 1, s->stage[s->cur], arrays != NULL);
     hs__error(rc, "%s", msg);
     return rc;
   }
@@ -192,10 +194,27 @@ int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   return hs_reverse_start(p->staged->stage[0], op, arrays);
 }
 
+/* Stages from `from` on, as failed reverse rounds carrying q's failure (every rank runs
+ * every stage). */
+static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) {
+  for (int k = from; k < s->n; k++) {
+    hs__fail_adopt(s->stage[k], q);
+    hs_reverse_start(s->stage[k], HS_OP_SUM, NULL);
+  }
+}
+
+void hs__sweep_reverse_fail(hs_plan p, int from) { fail_reverse_stages(p->staged, from, p); }
+
 int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   struct hs_staged *s = p->staged;
-  int rc = hs_reverse_complete(s->stage[0], arrays);
-  for (int k = 1; k < s->n && rc == HS_OK; k++) rc = hs_reverse(s->stage[k], op, arrays);
+  int rc = hs_reverse_complete(s->stage[0], arrays), k = 1;
+  for (; k < s->n && rc == HS_OK; k++) rc = hs_reverse(s->stage[k], op, arrays);
+  if (rc != HS_OK && k < s->n) { /* stage k - 1 failed: the later ones still run, flagged */
+    char msg[HS_FAIL_MSG];
+    snprintf(msg, sizeof msg, "%s", hs_error_message());
+    fail_reverse_stages(s, k, s->stage[k - 1]);
+    hs__error(rc, "%s", msg);
+  }
   return rc;
 }
 

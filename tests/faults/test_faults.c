@@ -10,6 +10,9 @@
  *     rank that exchanges with the offender, and for the others as swaps go on;
  *   - the failed plan frees (collectively), and a fresh plan's next swap is right in every
  *     halo cell (the analytic check of tests/core/halo_check.h).
+ * The reverse exchange the same way (its checks, on every transport), its later rounds reverses.
+ * On nbr the other ranks pass per-swap arrays when the offender does (nbr's rule: ranks pass
+ * them on the same swaps, which the offender's failed round relies on).
  * Prints the number of kinds (checks x offending ranks x layouts), like the bad-input matrix.
  * A transport that does not take part in failed rounds yet exits with the skip code 77. */
 #define _GNU_SOURCE
@@ -25,6 +28,7 @@
 #define NF 2
 static int rank, size, kinds, failed;
 static const char *transport;
+static int sweep; /* second argument "sweep": the plans sweep (HS_ORDER_SWEEP) */
 static char current[160];
 
 static void on_alarm(int sig) {
@@ -63,10 +67,11 @@ static void make_world(world *w, int chain) {
   }
   hs_plan_desc_init(&w->pd);
   w->pd.depth[0] = w->pd.depth[1] = 1;
-  w->pd.stencil = chain ? HS_STENCIL_STAR : HS_STENCIL_BOX;
+  w->pd.stencil = chain && !sweep ? HS_STENCIL_STAR : HS_STENCIL_BOX; /* a sweep needs box */
   w->pd.nfields = NF;
   w->pd.fields = w->fl;
   w->pd.transport_name = transport;
+  if (sweep) hs_plan_desc_set_order_sweep(&w->pd, 0, NULL);
   tgeom_from(&w->g, w->d, &w->pd);
   int halo[3] = {1, 1, 0};
   for (int f = 0; f < NF; f++) {
@@ -98,20 +103,40 @@ static void note(seen *s, int rc) {
   }
 }
 
-enum { K_MISALIGNED, K_START_TWICE, K_COMPLETE_NO_START, K_COMPLETE_OTHER_ARRAYS, K_N };
-static const char *const kname[K_N] = {"misaligned array", "swap started twice",
-                                       "complete without start", "complete with other arrays"};
-static const char *const kneedle[K_N] = {"is not aligned to its element size",
-                                         "already in progress", "no swap was started",
-                                         "but the swap was started with"};
+enum {
+  K_MISALIGNED, K_START_TWICE, K_COMPLETE_NO_START, K_COMPLETE_OTHER_ARRAYS,
+  /* the reverse exchange's */
+  K_REV_MISALIGNED, K_REV_BAD_OP, K_REV_START_TWICE, K_REV_COMPLETE_NO_START,
+  K_REV_COMPLETE_OTHER_ARRAYS, K_N
+};
+#define K_REVERSE K_REV_MISALIGNED
+static const char *const kname[K_N] = {
+    "misaligned array", "swap started twice", "complete without start",
+    "complete with other arrays", "reverse: misaligned array", "reverse: op not an hs_op",
+    "reverse started twice", "reverse complete without start",
+    "reverse complete with other arrays"};
+static const char *const kneedle[K_N] = {
+    "is not aligned to its element size", "already in progress", "no swap was started",
+    "but the swap was started with", "is not aligned to its element size", "is not an hs_op",
+    "already in progress", "no reverse exchange was started",
+    "but the reverse exchange was started with"};
+/* the offender passes per-swap arrays in its first call of the faulty round */
+static const int kgiven[K_N] = {1, 0, 0, 1, 1, 0, 0, 0, 1};
+static int same_kind; /* nbr: the others pass arrays when the offender does */
 
 /* The faulty swap: rank bad makes mistake k, the others swap correctly. */
 static void faulty_swap(world *w, hs_plan p, int k, int bad, seen *s) {
   void *arrays[NF];
   for (int f = 0; f < NF; f++) arrays[f] = w->data[f];
+  void *const *mine = same_kind && kgiven[k] ? arrays : NULL;
+  if (rank != bad && k < K_REVERSE) {
+    note(s, hs_swap_start(p, mine));
+    note(s, hs_swap_complete(p, mine));
+    return;
+  }
   if (rank != bad) {
-    note(s, hs_swap_start(p, NULL));
-    note(s, hs_swap_complete(p, NULL));
+    note(s, hs_reverse_start(p, HS_OP_SUM, mine));
+    note(s, hs_reverse_complete(p, mine));
     return;
   }
   switch (k) {
@@ -132,12 +157,32 @@ static void faulty_swap(world *w, hs_plan p, int k, int bad, seen *s) {
     arrays[0] = w->other[0];
     note(s, hs_swap_complete(p, arrays));
     break;
+  case K_REV_MISALIGNED:
+    arrays[0] = (char *)w->data[0] + 4;
+    note(s, hs_reverse_start(p, HS_OP_SUM, arrays));
+    break;
+  case K_REV_BAD_OP:
+    note(s, hs_reverse_start(p, (hs_op)77, NULL));
+    break;
+  case K_REV_START_TWICE:
+    note(s, hs_reverse_start(p, HS_OP_SUM, NULL));
+    note(s, hs_reverse_start(p, HS_OP_MAX, NULL));
+    note(s, hs_reverse_complete(p, NULL));
+    break;
+  case K_REV_COMPLETE_NO_START:
+    note(s, hs_reverse_complete(p, NULL));
+    break;
+  case K_REV_COMPLETE_OTHER_ARRAYS:
+    note(s, hs_reverse_start(p, HS_OP_SUM, arrays));
+    arrays[1] = w->other[1];
+    note(s, hs_reverse_complete(p, arrays));
+    break;
   }
 }
 
 static void run_case(int chain, int k, int bad) {
-  snprintf(current, sizeof current, "%s: %s on rank %d, %s", transport, kname[k], bad,
-           chain ? "walled chain" : "periodic grid");
+  snprintf(current, sizeof current, "%s%s: %s on rank %d, %s", transport,
+           sweep ? " (sweep)" : "", kname[k], bad, chain ? "walled chain" : "periodic grid");
   alarm(CASE_SECONDS);
   world w;
   make_world(&w, chain);
@@ -149,14 +194,16 @@ static void run_case(int chain, int k, int bad) {
   }
   seen s;
   memset(&s, 0, sizeof s);
-  note(&s, hs_swap(p, NULL)); /* a correct swap first */
+  note(&s, hs_swap(p, NULL)); /* a correct swap first (and reverse) */
+  if (k >= K_REVERSE) note(&s, hs_reverse(p, HS_OP_SUM, NULL));
   int first_ok = s.rc == HS_OK;
   faulty_swap(&w, p, k, bad, &s);
   /* Within the same swap for its neighbours (all of them on the periodic grid, except for
    * the mistakes found after the round began); further swaps carry it on. */
   int within = s.rc != HS_OK;
   int rounds = chain ? size : 1;
-  for (int r = 0; r < rounds; r++) note(&s, hs_swap(p, NULL));
+  for (int r = 0; r < rounds; r++)
+    note(&s, k < K_REVERSE ? hs_swap(p, NULL) : hs_reverse(p, HS_OP_SUM, NULL));
   int freed = hs_plan_free(&p) == HS_OK && p == NULL;
   /* A fresh plan works. */
   rc = hs_plan_create(w.d, &w.pd, &p);
@@ -179,7 +226,8 @@ static void run_case(int chain, int k, int bad) {
            strstr(s.msg, kneedle[k]) != NULL;
   /* Mistakes found where a round begins reach every rank that exchanges with the offender
    * in that very round: on the periodic grid, everyone. */
-  int same_round = k == K_MISALIGNED || k == K_COMPLETE_NO_START;
+  int same_round = k == K_MISALIGNED || k == K_COMPLETE_NO_START || k == K_REV_MISALIGNED ||
+                   k == K_REV_BAD_OP || k == K_REV_COMPLETE_NO_START;
   if (ok && same_round && !chain && !within) ok = 0;
   if (!ok)
     fprintf(stderr, "[rank %d] FAIL %s: first swap %s, first error %s '%s' (rank 0: %s '%s'), "
@@ -201,6 +249,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   signal(SIGALRM, on_alarm);
   transport = argc > 1 ? argv[1] : "p2p";
+  same_kind = strncmp(transport, "nbr", 3) == 0;
+  sweep = argc > 2 && strcmp(argv[2], "sweep") == 0;
   if (size < 2) {
     if (rank == 0) printf("SKIP test_faults: needs 2 or more ranks\n");
     MPI_Finalize();

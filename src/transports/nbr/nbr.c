@@ -10,7 +10,16 @@
  * even if they are the registered ones: ranks cannot see each other's pointers) runs as a
  * non-persistent MPI_Ineighbor_alltoallw. Ranks must therefore pass per-swap arrays on the
  * same swaps (MONC's source_data is passed by every rank at the same point); a program that
- * cannot promise that sets persistent=0. */
+ * cannot promise that sets persistent=0.
+ *
+ * Errors during a swap (docs/design.md): every rank must call the collective its neighbours
+ * call, so a failing rank takes part in it with the same type signatures, and the flag rides
+ * in the data: one int ahead of each peer's data (a header word in the packed buffers; with
+ * datatypes, a struct of the word and the section type, hs__dtypes_get_flagged), 0 on the
+ * good path, 1 from a failed round. The failing rank sends from and receives into scratch
+ * (the persistent request is bound to the registered fields: through it, its own halos are
+ * written, which a failed swap leaves unspecified anyway). Which collective its neighbours
+ * call it knows from its own call: the same rule (per-swap arrays or not) binds every rank. */
 #include "hs_transport.h"
 
 #include <limits.h>
@@ -39,6 +48,7 @@ static const hs_option_spec nbr_options[] = {
 typedef struct {
   MPI_Comm graph;
   int active;                /* some rank of the plan has a peer: run the collectives */
+  int nodata;                /* some rank registered a field without data */
   int np;                    /* edges: one per peer each way, edge k = peer k */
   int *tscount, *trcount;    /* datatype path: 1 where bytes flow, else 0 */
   MPI_Aint *zero;            /* displacements of 0 per edge */
@@ -48,7 +58,12 @@ typedef struct {
   char *sbuf, *rbuf;
   int *scount, *rcount, *sdisp, *rdisp;
   MPI_Request req;           /* the request of the swap in progress */
+  /* failure flags (datatype paths; the packed path has a header word in its buffers) */
+  int *sflag, *rflag;        /* per edge: the word ahead of its data, out and in */
+  MPI_Datatype *fsend, *frecv; /* a failed round's types over scratch (built then, freed after) */
 } nbr_t;
+
+#define HDR 8 /* the packed path's header word, keeping the packed data 8-byte aligned */
 
 static void *arr(hs_plan p, int n, size_t size) {
   return hs__calloc(p, (size_t)(n > 0 ? n : 1) * size);
@@ -67,8 +82,11 @@ static int make_graph(hs_plan p, nbr_t *t) {
     one[k] = 1;
   }
   rc = hs__agree(p->comm, rc);
-  int any = np > 0, anyall = 0;
-  int mrc = rc == HS_OK ? MPI_Allreduce(&any, &anyall, 1, MPI_INT, MPI_MAX, p->comm) : MPI_SUCCESS;
+  /* some rank has a peer; some rank registered a field without data (its persistent request
+   * would address nothing, so no rank makes one) */
+  int any[2] = {np > 0, 0}, anyall[2] = {0, 0};
+  for (int f = 0; f < p->nfields; f++) any[1] |= !p->fields[f].data;
+  int mrc = rc == HS_OK ? MPI_Allreduce(any, anyall, 2, MPI_INT, MPI_MAX, p->comm) : MPI_SUCCESS;
   if (rc == HS_OK && mrc == MPI_SUCCESS)
     /* Unit weights rather than MPI_UNWEIGHTED: Open MPI's sentinel pointer trips GCC's
      * -Wstringop-overread, and weights do not matter without reordering. */
@@ -82,7 +100,8 @@ static int make_graph(hs_plan p, nbr_t *t) {
     return hs__mpi_error(mrc, "MPI_Dist_graph_create_adjacent");
   }
   MPI_Comm_set_errhandler(t->graph, MPI_ERRORS_RETURN);
-  t->active = anyall;
+  t->active = anyall[0];
+  t->nodata = anyall[1];
   return HS_OK;
 }
 
@@ -97,7 +116,9 @@ static int setup_packed(hs_plan p, nbr_t *t) {
   size_t sb = 0, rb = 0;
   for (int k = 0; k < t->np; k++) {
     size_t s = p->peers[k].send_bytes, r = p->peers[k].recv_bytes;
-    if (s > INT_MAX || r > INT_MAX || sb > (size_t)INT_MAX - s || rb > (size_t)INT_MAX - r)
+    s += s ? HDR : 0; /* a header word ahead of each peer's data */
+    r += r ? HDR : 0;
+    if (s > INT_MAX - HDR || r > INT_MAX - HDR || sb > (size_t)INT_MAX - s || rb > (size_t)INT_MAX - r)
       return hs__error(HS_ERR_ARG, "nbr: %zu bytes per swap exceed the int counts of "
                                    "MPI_Ineighbor_alltoallv (limit %d)",
                        (sb + s > rb + r ? sb + s : rb + r), INT_MAX);
@@ -108,7 +129,7 @@ static int setup_packed(hs_plan p, nbr_t *t) {
     sb += s;
     rb += r;
   }
-  t->sbuf = hs__malloc(p, sb);
+  t->sbuf = hs__calloc(p, sb); /* the header words 0 */
   t->rbuf = hs__malloc(p, rb);
   if (!t->sbuf || !t->rbuf) return hs__error(HS_ERR_NOMEM, "nbr: out of memory for buffers");
   return HS_OK;
@@ -133,15 +154,21 @@ static int nbr_setup(hs_plan p) {
   t->tscount = arr(p, t->np, sizeof(int));
   t->trcount = arr(p, t->np, sizeof(int));
   t->zero = arr(p, t->np, sizeof(MPI_Aint));
-  if (!t->tscount || !t->trcount || !t->zero) return hs__error(HS_ERR_NOMEM, "nbr: out of memory");
+  t->sflag = arr(p, t->np, sizeof(int));
+  t->rflag = arr(p, t->np, sizeof(int));
+  t->fsend = arr(p, t->np, sizeof(MPI_Datatype));
+  t->frecv = arr(p, t->np, sizeof(MPI_Datatype));
+  if (!t->tscount || !t->trcount || !t->zero || !t->sflag || !t->rflag || !t->fsend || !t->frecv)
+    return hs__error(HS_ERR_NOMEM, "nbr: out of memory");
   for (int k = 0; k < t->np; k++) {
     t->tscount[k] = p->peers[k].send_bytes ? 1 : 0;
     t->trcount[k] = p->peers[k].recv_bytes ? 1 : 0;
+    t->fsend[k] = t->frecv[k] = MPI_BYTE; /* none built */
   }
 #if NBR_HAVE_PERSISTENT
-  if (c->persistent && t->active) {
+  if (c->persistent && t->active && !t->nodata) {
     const hs_dtypes *d;
-    rc = hs__agree(p->comm, hs__dtypes_get(p, NULL, &d));
+    rc = hs__agree(p->comm, hs__dtypes_get_flagged(p, NULL, t->sflag, t->rflag, &d));
     if (rc != HS_OK) return rc;
     HS_MPI(MPI_Neighbor_alltoallw_init(MPI_BOTTOM, t->tscount, t->zero, d->send, MPI_BOTTOM,
                                        t->trcount, t->zero, d->recv, t->graph, MPI_INFO_NULL,
@@ -151,21 +178,75 @@ static int nbr_setup(hs_plan p) {
   return HS_OK;
 }
 
+/* A failed round's types: the flag word, then as many bytes as the data in scratch (the
+ * data types' signature: an int and their bytes), in chunks for the int counts. */
+static int scratch_type(const int *flag, char *buf, size_t bytes, MPI_Datatype *out) {
+  enum { CHUNK = 1 << 20 };
+  MPI_Datatype chunk, types[3] = {MPI_INT, MPI_BYTE, MPI_BYTE};
+  int len[3] = {1, (int)(bytes / CHUNK), (int)(bytes % CHUNK)};
+  MPI_Aint disp[3];
+  HS_MPI(MPI_Type_contiguous(CHUNK, MPI_BYTE, &chunk));
+  types[1] = chunk;
+  MPI_Get_address(flag, &disp[0]);
+  MPI_Get_address(buf, &disp[1]);
+  MPI_Get_address(buf + bytes / CHUNK * CHUNK, &disp[2]);
+  int mrc = MPI_Type_create_struct(3, len, disp, types, out);
+  if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(out);
+  MPI_Type_free(&chunk);
+  if (mrc != MPI_SUCCESS) {
+    *out = MPI_BYTE;
+    return hs__mpi_error(mrc, "MPI_Type_create_struct (failed round)");
+  }
+  return HS_OK;
+}
+
+/* A failed round on the datatype path, not through the persistent request: flags out, the
+ * neighbours' data into scratch, no field touched. */
+static int start_failed(hs_plan p, nbr_t *t) {
+  size_t bytes = 0;
+  for (int k = 0; k < t->np; k++) bytes += p->peers[k].send_bytes + p->peers[k].recv_bytes;
+  char *b = hs__fail_scratch(p, bytes);
+  if (!b) return hs__error(HS_ERR_NOMEM, "nbr: out of memory for a failed swap");
+  int rc = HS_OK;
+  for (int k = 0; k < t->np; k++) t->fsend[k] = t->frecv[k] = MPI_BYTE;
+  for (int k = 0; rc == HS_OK && k < t->np; k++) {
+    size_t s = p->peers[k].send_bytes, r = p->peers[k].recv_bytes;
+    if (s) rc = scratch_type(&t->sflag[k], b, s, &t->fsend[k]);
+    if (rc == HS_OK && r) rc = scratch_type(&t->rflag[k], b + s, r, &t->frecv[k]);
+    b += s + r;
+  }
+  if (rc != HS_OK) return rc;
+  HS_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, t->tscount, t->zero, t->fsend, MPI_BOTTOM,
+                                 t->trcount, t->zero, t->frecv, t->graph, &t->req));
+  return HS_OK;
+}
+
 static int nbr_start(hs_plan p, void *const *arrays) {
   nbr_t *t = p->impl;
   if (!t->active) return HS_OK;
+  const bool failed = hs__failed_round(p);
   if (t->packed) {
-    for (int k = 0; k < t->np; k++) hs__pack_peer(p, &p->peers[k], arrays, t->sbuf + t->sdisp[k]);
+    const int one = 1;
+    for (int k = 0; k < t->np; k++) {
+      if (!t->scount[k]) continue;
+      if (failed) /* the flag, and no field read */
+        memcpy(t->sbuf + t->sdisp[k], &one, sizeof one);
+      else
+        hs__pack_peer(p, &p->peers[k], arrays, t->sbuf + t->sdisp[k] + HDR);
+    }
     HS_MPI(MPI_Ineighbor_alltoallv(t->sbuf, t->scount, t->sdisp, MPI_BYTE, t->rbuf, t->rcount,
                                    t->rdisp, MPI_BYTE, t->graph, &t->req));
     return HS_OK;
   }
-  if (t->preq != MPI_REQUEST_NULL && !arrays) {
+  for (int k = 0; failed && k < t->np; k++) t->sflag[k] = 1;
+  /* Failed: the collective the neighbours call, by the rule its own call shows. */
+  if (t->preq != MPI_REQUEST_NULL && (failed ? !p->fail_given : !arrays)) {
     HS_MPI(MPI_Start(&t->preq));
     return HS_OK;
   }
+  if (failed) return start_failed(p, t);
   const hs_dtypes *d;
-  int rc = hs__dtypes_get(p, arrays, &d);
+  int rc = hs__dtypes_get_flagged(p, arrays, t->sflag, t->rflag, &d);
   if (rc != HS_OK) return rc;
   HS_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, t->tscount, t->zero, d->send, MPI_BOTTOM,
                                  t->trcount, t->zero, d->recv, t->graph, &t->req));
@@ -175,12 +256,33 @@ static int nbr_start(hs_plan p, void *const *arrays) {
 static int nbr_complete(hs_plan p, void *const *arrays) {
   nbr_t *t = p->impl;
   if (!t->active) return HS_OK;
+  const bool failed = hs__failed_round(p);
   /* A started persistent request becomes inactive in MPI_Wait (not freed). */
   MPI_Request *r = t->req != MPI_REQUEST_NULL ? &t->req : &t->preq;
-  HS_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
-  if (t->packed)
+  int mrc = MPI_Wait(r, MPI_STATUS_IGNORE);
+  for (int k = 0; failed && !t->packed && k < t->np; k++) {
+    t->sflag[k] = 0;
+    if (t->fsend[k] != MPI_BYTE) MPI_Type_free(&t->fsend[k]);
+    if (t->frecv[k] != MPI_BYTE) MPI_Type_free(&t->frecv[k]);
+    t->fsend[k] = t->frecv[k] = MPI_BYTE;
+  }
+  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Wait (nbr)");
+  for (int k = 0; k < t->np; k++) {
+    int flag = 0;
+    if (t->packed && t->rcount[k])
+      memcpy(&flag, t->rbuf + t->rdisp[k], sizeof flag);
+    else if (!t->packed && t->trcount[k])
+      flag = t->rflag[k];
+    if (flag) /* its data is no data: the failure that goes with it */
+      hs__fail_seen(p, p->peers[k].rank);
+    else if (t->packed && t->rcount[k] && !failed)
+      hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + t->rdisp[k] + HDR);
+  }
+  if (failed && t->packed) {
+    const int zero = 0;
     for (int k = 0; k < t->np; k++)
-      hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + t->rdisp[k]);
+      if (t->scount[k]) memcpy(t->sbuf + t->sdisp[k], &zero, sizeof zero);
+  }
   return HS_OK;
 }
 
@@ -188,14 +290,14 @@ static void nbr_destroy(hs_plan p) {
   nbr_t *t = p->impl;
   if (!t) return;
   if (t->preq != MPI_REQUEST_NULL) MPI_Request_free(&t->preq);
-  void *blocks[] = {t->tscount, t->trcount, t->zero, t->scount, t->sdisp,
-                    t->rcount,  t->rdisp,   t->sbuf, t->rbuf,   t};
+  void *blocks[] = {t->tscount, t->trcount, t->zero,  t->scount, t->sdisp, t->rcount, t->rdisp,
+                    t->sbuf,    t->rbuf,    t->sflag, t->rflag,  t->fsend, t->frecv, t};
   if (t->graph != MPI_COMM_NULL) MPI_Comm_free(&t->graph);
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) hs__free(p, blocks[i]);
   p->impl = NULL;
 }
 
-HS_DEFINE_TRANSPORT(hs__transport_nbr, nbr, "nbr", HS_TRANSPORT_NBR, 0,
+HS_DEFINE_TRANSPORT(hs__transport_nbr, nbr, "nbr", HS_TRANSPORT_NBR, HS_OPS_FAILROUND,
                     "MPI neighbourhood collectives: dist graph + Ineighbor_alltoallw on field "
                     "datatypes (persistent with MPI-4)",
                     nbr_options, nbr_config, HS_OPS_NO_EXTRA);

@@ -35,9 +35,9 @@ $(addprefix build-,$(MPIS)): build-%: deps $(BUILD)/%/CMakeCache.txt
 
 build: $(addprefix build-,$(MPIS))
 
-# The Python package (python/) in a venv per MPI library, under $(BUILD)/<mpi>/python; its
-# tests are part of each MPI's ctest run (tests/python).
-$(addprefix python-,$(MPIS)): python-%: deps
+# The Python package (python/) in a venv per MPI library, under $(BUILD)/<mpi>/python, linked
+# with that build's library; its tests are part of each MPI's ctest run (tests/python).
+$(addprefix python-,$(MPIS)): python-%: build-%
 	@bash tools/python-env.sh $* $(BUILD)/$*
 
 $(addprefix test-,$(MPIS)): test-%: build-% python-%

@@ -38,12 +38,9 @@ program test_epic_dropin
     logical :: ok
 
     call mpi_env_initialise
-    nl = 0
-    call add_layout(1, world%size)
-    call add_layout(world%size, 1)
     dims = 0
     call MPI_Dims_create(world%size, 2, dims)
-    call add_layout(dims(1), dims(2))
+    call grids_2d(world%size, dims, layouts, nl)
 
     call transport_list(tnames, nt)
     do t = 1, nt
@@ -90,16 +87,6 @@ program test_epic_dropin
     if (.not. ok) error stop 1
 
 contains
-
-    subroutine add_layout(px, py)
-        integer, intent(in) :: px, py
-        integer :: k
-        do k = 1, nl
-            if (all(layouts(:, k) == [px, py])) return
-        enddo
-        nl = nl + 1
-        layouts(:, nl) = [px, py]
-    end subroutine add_layout
 
     ! Every rank's first and last point along x and y (ranges(1:2, c, axis)), and our coords.
     subroutine layout_ranges

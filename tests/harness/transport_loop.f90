@@ -10,7 +10,7 @@ module transport_loop
   private
 
   public :: transport_list, transport_set, transport_usable, transport_begin, transport_end, &
-       transport_summary
+       transport_summary, grids_2d
 
   integer, parameter, public :: TL_MAX = 32
   integer :: passed = 0, failed = 0, skipped = 0
@@ -60,6 +60,21 @@ contains
       names(n) = val
     end do
   end subroutine transport_list
+
+  !> The 2-D process grids the drop-in tests run each transport on: 1 x n, n x 1 and grid
+  !> (MPI_Dims_create's), each once.
+  subroutine grids_2d(n, grid, grids, ngrids)
+    integer, intent(in) :: n, grid(2)
+    integer, intent(out) :: grids(2, 3), ngrids
+    integer :: candidates(2, 3), k
+    candidates = reshape([1, n, n, 1, grid(1), grid(2)], [2, 3])
+    ngrids = 0
+    do k = 1, 3
+      if (any(all(grids(:, 1:ngrids) == spread(candidates(:, k), 2, ngrids), dim=1))) cycle
+      ngrids = ngrids + 1
+      grids(:, ngrids) = candidates(:, k)
+    end do
+  end subroutine grids_2d
 
   !> HALOSWAP_TRANSPORT = name.
   subroutine transport_set(name)

@@ -71,13 +71,10 @@ program test_monc_dropin
     end if
   end if
 
-  ! 1 x N (Y whole), N x 1, then the 2-D grid if it is a different one.
-  nl = 0
-  call add_layout(1, nprocs)
-  call add_layout(nprocs, 1)
+  ! (Y, X) = 1 x N (Y whole), N x 1, then the 2-D grid if it is a different one.
   dims = 0
   call mpi_dims_create(nprocs, 2, dims, ierr)
-  call add_layout(dims(1), dims(2))
+  call grids_2d(nprocs, dims, layouts, nl)
 
   ! Each swap state made below picks the transport HALOSWAP_TRANSPORT names at its
   ! init_halo_communication.
@@ -106,16 +103,6 @@ program test_monc_dropin
   if (.not. ok) error stop 1
 
 contains
-
-  subroutine add_layout(py, px)
-    integer, intent(in) :: py, px
-    integer :: k
-    do k = 1, nl
-      if (layouts(1, k) == py .and. layouts(2, k) == px) return
-    end do
-    nl = nl + 1
-    layouts(:, nl) = [py, px]
-  end subroutine add_layout
 
   !> What MONC's decomposition component sets up: a non-periodic Cartesian communicator
   !! with dims (Y, X), neighbours wrapped by hand (slots 1-2 lower, 3-4 upper), corner

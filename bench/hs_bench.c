@@ -138,6 +138,15 @@ static void usage(void) {
       "                     the model's next step pays for where the halo lines are)\n");
 }
 
+/* The X,Y,Z option a names (--local, --global, --procs, --periodic), or NULL. */
+static int *grid_option(params *P, const char *a) {
+  if (!strcmp(a, "--local")) return P->local;
+  if (!strcmp(a, "--global")) return P->global;
+  if (!strcmp(a, "--procs")) return P->procs;
+  if (!strcmp(a, "--periodic")) return P->periodic;
+  return NULL;
+}
+
 static void parse(params *P, int argc, char **argv) {
   memset(P, 0, sizeof *P);
   P->mode = "weak";
@@ -199,18 +208,10 @@ static void parse(params *P, int argc, char **argv) {
         die(msg);
       }
       P->mode = v;
-    } else if (!strcmp(a, "--local")) {
+    } else if (grid_option(P, a)) {
+      int *dst = grid_option(P, a);
       NEED();
-      INTS(P->local, 3, "--local");
-    } else if (!strcmp(a, "--global")) {
-      NEED();
-      INTS(P->global, 3, "--global");
-    } else if (!strcmp(a, "--procs")) {
-      NEED();
-      INTS(P->procs, 3, "--procs");
-    } else if (!strcmp(a, "--periodic")) {
-      NEED();
-      INTS(P->periodic, 3, "--periodic");
+      INTS(dst, 3, a);
     } else if (!strcmp(a, "--depth")) {
       NEED();
       int d[3] = {0, 0, 0};

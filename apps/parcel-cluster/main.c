@@ -260,6 +260,25 @@ static void info_sum(MPI_Comm comm, pc_cycle_info *in, pc_cycle_info *out) {
 
 /* ---------------------------------------------------------------- verify */
 
+/* Back end bk (ctx), opened on first use with room for init and a quarter more, and mine a
+ * copy of init to cluster; nonzero (reported on rank 0) if it cannot be opened. */
+static int start_backend(pc_par *par, pc_prune_ctx *ctx, const char *bk, const pc_set *init,
+                         pc_set *mine) {
+  if (!ctx->ra) {
+    int cap = init->n + init->n / 4 + 16;
+    MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
+    if (pc_prune_open(par, ctx, bk, cap) != HS_OK) {
+      if (par->rank == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk, hs_error_message());
+      return 1;
+    }
+  }
+  mine->n = 0;
+  pc_set_reserve(mine, init->n + 1);
+  memcpy(mine->p, init->p, (size_t)init->n * sizeof(pc_parcel));
+  mine->n = init->n;
+  return 0;
+}
+
 static int run_verify(pc_par *par, source *src, opts *o, char **bk, int nbk) {
   char seedbuf[256];
   snprintf(seedbuf, sizeof seedbuf, "%s", o->seeds);
@@ -307,18 +326,7 @@ static int run_verify(pc_par *par, source *src, opts *o, char **bk, int nbk) {
     MPI_Bcast(&sbad, 1, MPI_INT, 0, par->comm);
     failures += sbad;
     for (int k = 0; k < nbk; k++) {
-      if (!ctx[k].ra) {
-        int cap = init.n + init.n / 4 + 16;
-        MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
-        if (pc_prune_open(par, &ctx[k], bk[k], cap) != HS_OK) {
-          if (me == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk[k], hs_error_message());
-          return -1;
-        }
-      }
-      mine.n = 0;
-      pc_set_reserve(&mine, init.n + 1);
-      memcpy(mine.p, init.p, (size_t)init.n * sizeof(pc_parcel));
-      mine.n = init.n;
+      if (start_backend(par, &ctx[k], bk[k], &init, &mine)) return -1;
       int bad = 0;
       double maxdiff = 0;
       pc_cycle_info info, tot;
@@ -417,18 +425,7 @@ static int run_bench(pc_par *par, source *src, opts *o, char **bk, int nbk) {
     /* Every cycle starts from a fresh sample (not timed). */
     if (make_config(par, src, o, seed + (uint64_t)c, &init, &none, 0)) return -1;
     for (int k = 0; k < nbk; k++) {
-      if (!ctx[k].ra) {
-        int cap = init.n + init.n / 4 + 16;
-        MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
-        if (pc_prune_open(par, &ctx[k], bk[k], cap) != HS_OK) {
-          if (me == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk[k], hs_error_message());
-          return -1;
-        }
-      }
-      mine.n = 0;
-      pc_set_reserve(&mine, init.n + 1);
-      memcpy(mine.p, init.p, (size_t)init.n * sizeof(pc_parcel));
-      mine.n = init.n;
+      if (start_backend(par, &ctx[k], bk[k], &init, &mine)) return -1;
       hs_ra_reset_stats(ctx[k].ra);
       pc_cycle_info info, tot;
       MPI_Barrier(par->comm);

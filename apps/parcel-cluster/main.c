@@ -547,11 +547,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
                       "in %s\n", o->su.min_vratio, fi->min_vratio, o->read);
     }
   }
-  struct {
-    int bad;
-    char msg[1024];
-  } m;
-  memset(&m, 0, sizeof m);
+  int bad = 0;
+  char msg[1024] = "";
   if (rank == 0) {
     double vmin = pc_vmin(b, o->su.min_vratio), vmax = 0, vcell = b->dx[0] * b->dx[1] * b->dx[2];
     int nsmall = 0;
@@ -560,8 +557,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
       if (all->p[i].a[VOL] > vmax) vmax = all->p[i].a[VOL];
     }
     if (all->n > 0 && nsmall == all->n) {
-      m.bad = 1;
-      snprintf(m.msg, sizeof m.msg,
+      bad = 1;
+      snprintf(msg, sizeof msg,
                "%s: every one of the %d parcels is small (volume < vmin = cell volume / "
                "min_vratio = %g / %g = %g; the largest volume is %g): the parameters do not "
                "match the file; EPIC writes parcels with min_vratio 40 (the default); a "
@@ -572,10 +569,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
              "merge\n", o->read, vmin);
     }
   }
-  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&o->su.min_vratio, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  if (m.bad) snprintf(err, len, "%s", m.msg);
-  return m.bad;
+  return pc_root_verdict(MPI_COMM_WORLD, bad, msg, err, len);
 }
 
 /* ---------------------------------------------------------------- run */

@@ -40,6 +40,16 @@ static hs_plan_desc fields_desc(int n, hs_field *f) {
   return pd;
 }
 
+/* A one-field plan naming transport spec must fail with HS_ERR_ARG, the message containing
+ * needle. */
+static void expect_bad_spec(hs_decomp d, hs_field *f, const char *what, const char *spec,
+                            const char *needle) {
+  hs_plan_desc pd = fields_desc(1, f);
+  hs_plan p = NULL;
+  pd.transport_name = spec;
+  expect(what, hs_plan_create(d, &pd, &p), HS_ERR_ARG, needle);
+}
+
 static hs_decomp make_decomp(int nx, int ny) {
   hs_decomp_desc dd;
   hs_decomp_desc_init(&dd);
@@ -182,20 +192,15 @@ int main(int argc, char **argv) {
   expect("NULL array on one rank", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "fields[1].data is NULL");
 
-  pd = fields_desc(1, f);
-  pd.transport_name = "nosuch";
-  expect("unknown transport name", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "unknown transport 'nosuch' (built: ");
+  expect_bad_spec(d, f, "unknown transport name", "nosuch", "unknown transport 'nosuch' (built: ");
 
   pd = fields_desc(1, f);
   pd.transport = (hs_transport_id)99;
   expect("transport enum out of range", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "transport = 99 is not an hs_transport_id");
 
-  pd = fields_desc(1, f);
-  pd.transport_name = "p2p:persistnet=1";
-  expect("unknown transport option", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "has no option 'persistnet' (from the transport name; its options: dtype, persistent)");
+  expect_bad_spec(d, f, "unknown transport option", "p2p:persistnet=1",
+                  "has no option 'persistnet' (from the transport name; its options: dtype, persistent)");
 
   /* Every transport's values are range-checked by the core, with the same message. */
   const struct {
@@ -214,9 +219,7 @@ int main(int argc, char **argv) {
     if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK &&
         !strstr(hs_error_message(), "usable"))
       continue; /* not built here: its options cannot be checked */
-    pd = fields_desc(1, f);
-    pd.transport_name = bad_values[i].spec;
-    expect(bad_values[i].spec, hs_plan_create(d, &pd, &p), HS_ERR_ARG, bad_values[i].needle);
+    expect_bad_spec(d, f, bad_values[i].spec, bad_values[i].spec, bad_values[i].needle);
   }
 
   /* A known transport that this build leaves out is unavailable, not an unknown id. */

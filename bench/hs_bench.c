@@ -138,6 +138,15 @@ static void usage(void) {
       "                     the model's next step pays for where the halo lines are)\n");
 }
 
+/* The X,Y,Z option a names (--local, --global, --procs, --periodic), or NULL. */
+static int *grid_option(params *P, const char *a) {
+  if (!strcmp(a, "--local")) return P->local;
+  if (!strcmp(a, "--global")) return P->global;
+  if (!strcmp(a, "--procs")) return P->procs;
+  if (!strcmp(a, "--periodic")) return P->periodic;
+  return NULL;
+}
+
 static void parse(params *P, int argc, char **argv) {
   memset(P, 0, sizeof *P);
   P->mode = "weak";
@@ -199,18 +208,10 @@ static void parse(params *P, int argc, char **argv) {
         die(msg);
       }
       P->mode = v;
-    } else if (!strcmp(a, "--local")) {
+    } else if (grid_option(P, a)) {
+      int *dst = grid_option(P, a);
       NEED();
-      INTS(P->local, 3, "--local");
-    } else if (!strcmp(a, "--global")) {
-      NEED();
-      INTS(P->global, 3, "--global");
-    } else if (!strcmp(a, "--procs")) {
-      NEED();
-      INTS(P->procs, 3, "--procs");
-    } else if (!strcmp(a, "--periodic")) {
-      NEED();
-      INTS(P->periodic, 3, "--periodic");
+      INTS(dst, 3, a);
     } else if (!strcmp(a, "--depth")) {
       NEED();
       int d[3] = {0, 0, 0};
@@ -503,6 +504,12 @@ static void json_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* , "key": "val" (escaped) */
+static void json_field(FILE *f, const char *key, const char *val) {
+  fprintf(f, ", \"%s\": ", key);
+  json_str(f, val);
+}
+
 static void first_line(char *s) {
   s[strcspn(s, "\n")] = 0;
   for (char *c = s; *c; c++)
@@ -571,20 +578,14 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
     json_first = 0;
     fprintf(f, "\"transport\": ");
     json_str(f, m->transport);
-    fprintf(f, ", \"variant\": ");
-    json_str(f, m->variant);
-    fprintf(f, ", \"spec\": ");
-    json_str(f, m->name);
-    fprintf(f, ", \"selected\": ");
-    json_str(f, m->selected);
-    fprintf(f, ", \"status\": ");
-    json_str(f, m->status);
-    fprintf(f, ", \"mpi\": ");
-    json_str(f, E->mpi);
+    json_field(f, "variant", m->variant);
+    json_field(f, "spec", m->name);
+    json_field(f, "selected", m->selected);
+    json_field(f, "status", m->status);
+    json_field(f, "mpi", E->mpi);
     fprintf(f, ", \"mpi_flavour\": \"%s\", \"machine\": {\"host\": ", E->flavour);
     json_str(f, E->host);
-    fprintf(f, ", \"cpu\": ");
-    json_str(f, E->cpu);
+    json_field(f, "cpu", E->cpu);
     fprintf(f, ", \"cores\": %d}, \"date\": \"%s\", \"label\": ", E->cores, E->date);
     json_str(f, P->label);
     fprintf(f,
@@ -631,8 +632,7 @@ static void emit(const params *P, const env_info *E, const geom *g, hs_decomp d,
     json_num(f, "monc_ref_us", mref && !strcmp(mref->status, "ok") ? mref->med * 1e6 : NAN);
     json_num(f, "petsc_us", pref && !strcmp(pref->status, "ok") ? pref->med * 1e6 : NAN);
     json_num(f, "ghex_us", gref && !strcmp(gref->status, "ok") ? gref->med * 1e6 : NAN);
-    fprintf(f, ", \"describe\": ");
-    json_str(f, m->describe);
+    json_field(f, "describe", m->describe);
     fprintf(f, "}");
   }
   if (csv_out) {
@@ -673,6 +673,25 @@ static void ref_swap(method *m) {
 #ifdef HS_BENCH_GHEX
   if (m->kind == 6 && ghex_ref_swap(m->gref)) die("ghex: exchange failed");
 #endif
+}
+
+/* The check's own swap of method m (a plan, or a reference method), from halos reset to -1:
+ * it sees what the method writes, whatever --warmup was (0 leaves nothing written). */
+static void verify_method(method *m, const geom *g, const params *P, void **data, int nf) {
+  long bad = 0, allbad = 0;
+  for (int f = 0; f < nf; f++) fill(g, data[f], P->type, f);
+  if (!m->plan) ref_swap(m);
+  else if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
+  for (int f = 0; f < nf; f++) bad += check_and_reset(g, P, P->periodic, data[f], P->type, f);
+  MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  m->bad_cells = allbad;
+  total_bad += allbad;
+  if (allbad) {
+    snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
+    if (rank == 0)
+      fprintf(stderr, "hs_bench: %s gave %ld wrong halo cells%s\n", m->name, allbad,
+              m->plan ? "; not timed" : "");
+  }
 }
 
 static void run_geometry(const params *P, const env_info *E, const int local_or_global[3],
@@ -898,21 +917,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
     if (m->kind == 3 || m->kind == 6) {
       if (strcmp(m->status, "ok")) continue;
       for (int w = 0; w < P->warmup; w++) ref_swap(m);
-      if (P->verify) {
-        /* The check's own swap, from halos reset to -1: it sees what this method writes,
-         * whatever --warmup was (0 leaves nothing written). */
-        long bad = 0, allbad = 0;
-        for (int f = 0; f < nf; f++) fill(&g, data[f], P->type, f);
-        ref_swap(m);
-        for (int f = 0; f < nf; f++) bad += check_and_reset(&g, P, P->periodic, data[f], P->type, f);
-        MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        m->bad_cells = allbad;
-        total_bad += allbad;
-        if (allbad) {
-          snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
-          if (rank == 0) fprintf(stderr, "hs_bench: %s gave %ld wrong halo cells\n", m->name, allbad);
-        }
-      }
+      if (P->verify) verify_method(m, &g, P, data, nf);
       continue;
     }
     if (m->kind) {
@@ -923,20 +928,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
     if (!m->plan) continue;
     for (int w = 0; w < P->warmup; w++)
       if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
-    if (P->verify) {
-      long bad = 0, allbad = 0; /* as for monc-ref: the check's own swap from reset halos */
-      for (int f = 0; f < nf; f++) fill(&g, data[f], P->type, f);
-      if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
-      for (int f = 0; f < nf; f++) bad += check_and_reset(&g, P, P->periodic, data[f], P->type, f);
-      MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-      m->bad_cells = allbad;
-      total_bad += allbad;
-      if (allbad) {
-        snprintf(m->status, sizeof m->status, "wrong halos: %ld cells", allbad);
-        if (rank == 0)
-          fprintf(stderr, "hs_bench: %s gave %ld wrong halo cells; not timed\n", m->name, allbad);
-      }
-    }
+    if (P->verify) verify_method(m, &g, P, data, nf);
   }
 
   /* ---- timed, interleaved: a new order every repetition (a seeded shuffle, the same on

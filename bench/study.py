@@ -130,6 +130,15 @@ class Study:
         self.commands = []
 
     # ---------------------------------------------------------------- running
+    def read_json(self, mpi, path):
+        """What a launch wrote to path, or None (recorded as a failure) if unreadable."""
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError) as e:
+            self.failures.append("%s: cannot read %s: %s" % (mpi.name, path, e))
+            return None
+
     def run(self, mpi, n, argv, tag, extra_env=None):
         self.step += 1
         budget = self.args.budget if self.args.budget is not None else self.p["budget"]
@@ -186,11 +195,8 @@ class Study:
         if show:
             sys.stdout.write(r.stdout)
             sys.stdout.flush()
-        try:
-            with open(js) as f:
-                recs = json.load(f)
-        except (OSError, ValueError) as e:
-            self.failures.append("%s: cannot read %s: %s" % (mpi.name, js, e))
+        recs = self.read_json(mpi, js)
+        if recs is None:
             return []
         for rec in recs:
             rec["study"] = study
@@ -219,11 +225,8 @@ class Study:
             self.notes.append("%s: hs_osu_shmem not built (no OpenSHMEM)" % mpi.name)
 
     def _load_osu(self, js, mpi, stdout):
-        try:
-            with open(js) as f:
-                recs = json.load(f)
-        except (OSError, ValueError) as e:
-            self.failures.append("%s: cannot read %s: %s" % (mpi.name, js, e))
+        recs = self.read_json(mpi, js)
+        if recs is None:
             return
         for rec in recs:
             rec["mpi_name"] = mpi.name
@@ -242,11 +245,8 @@ class Study:
         r = self.run(mpi, 2, argv, app)
         if r is None:
             return
-        try:
-            with open(js) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            self.failures.append("%s: cannot read %s: %s" % (mpi.name, js, e))
+        doc = self.read_json(mpi, js)
+        if doc is None:
             return
         for u in doc.get("unavailable", []) if isinstance(doc, dict) else []:
             self.notes.append("%s: %s: transport `%s` cannot serve its fields: %s"

@@ -61,30 +61,25 @@ static void set(fld *f, const int idx[3], double v) {
 }
 
 /* Policy hooks: box <-> contiguous buffer, z fastest, then y, then x. */
-static void pack(void *ctx, const hs_region *r, void *buf) {
-  fld *f = ctx;
+/* Into out, or (out NULL) from in. */
+static void copy_box(fld *f, const hs_region *r, char *out, const char *in) {
   size_t e = hs_type_size(f->type), n = 0;
   for (int i = 0; i < r->count[0]; i++)
     for (int j = 0; j < r->count[1]; j++)
       for (int k = 0; k < r->count[2]; k++) {
         int idx[3] = {r->lo[0] + i + f->halo[0], r->lo[1] + j + f->halo[1],
                       r->lo[2] + k + f->halo[2]};
-        memcpy((char *)buf + e * n++, f->base + offset(f, idx) * (ptrdiff_t)e, e);
+        char *cell = f->base + offset(f, idx) * (ptrdiff_t)e;
+        if (out) memcpy(out + e * n++, cell, e);
+        else memcpy(cell, in + e * n++, e);
       }
 }
+static void pack(void *ctx, const hs_region *r, void *buf) { copy_box(ctx, r, buf, NULL); }
 static void unpack(void *ctx, const hs_region *r, const void *buf) {
-  fld *f = ctx;
   if (getenv("FUZZ_VERBOSE"))
     fprintf(stderr, "  unpack field %d lo %d %d %d count %d %d %d\n", r->field, r->lo[0], r->lo[1],
             r->lo[2], r->count[0], r->count[1], r->count[2]);
-  size_t e = hs_type_size(f->type), n = 0;
-  for (int i = 0; i < r->count[0]; i++)
-    for (int j = 0; j < r->count[1]; j++)
-      for (int k = 0; k < r->count[2]; k++) {
-        int idx[3] = {r->lo[0] + i + f->halo[0], r->lo[1] + j + f->halo[1],
-                      r->lo[2] + k + f->halo[2]};
-        memcpy(f->base + offset(f, idx) * (ptrdiff_t)e, (const char *)buf + e * n++, e);
-      }
+  copy_box(ctx, r, NULL, buf);
 }
 
 /* Known finding (fuzz/pending/desc, reported): hs_plan_create does not check halo >= depth for

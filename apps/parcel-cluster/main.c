@@ -260,6 +260,25 @@ static void info_sum(MPI_Comm comm, pc_cycle_info *in, pc_cycle_info *out) {
 
 /* ---------------------------------------------------------------- verify */
 
+/* Back end bk (ctx), opened on first use with room for init and a quarter more, and mine a
+ * copy of init to cluster; nonzero (reported on rank 0) if it cannot be opened. */
+static int start_backend(pc_par *par, pc_prune_ctx *ctx, const char *bk, const pc_set *init,
+                         pc_set *mine) {
+  if (!ctx->ra) {
+    int cap = init->n + init->n / 4 + 16;
+    MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
+    if (pc_prune_open(par, ctx, bk, cap) != HS_OK) {
+      if (par->rank == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk, hs_error_message());
+      return 1;
+    }
+  }
+  mine->n = 0;
+  pc_set_reserve(mine, init->n + 1);
+  memcpy(mine->p, init->p, (size_t)init->n * sizeof(pc_parcel));
+  mine->n = init->n;
+  return 0;
+}
+
 static int run_verify(pc_par *par, source *src, opts *o, char **bk, int nbk) {
   char seedbuf[256];
   snprintf(seedbuf, sizeof seedbuf, "%s", o->seeds);
@@ -307,18 +326,7 @@ static int run_verify(pc_par *par, source *src, opts *o, char **bk, int nbk) {
     MPI_Bcast(&sbad, 1, MPI_INT, 0, par->comm);
     failures += sbad;
     for (int k = 0; k < nbk; k++) {
-      if (!ctx[k].ra) {
-        int cap = init.n + init.n / 4 + 16;
-        MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
-        if (pc_prune_open(par, &ctx[k], bk[k], cap) != HS_OK) {
-          if (me == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk[k], hs_error_message());
-          return -1;
-        }
-      }
-      mine.n = 0;
-      pc_set_reserve(&mine, init.n + 1);
-      memcpy(mine.p, init.p, (size_t)init.n * sizeof(pc_parcel));
-      mine.n = init.n;
+      if (start_backend(par, &ctx[k], bk[k], &init, &mine)) return -1;
       int bad = 0;
       double maxdiff = 0;
       pc_cycle_info info, tot;
@@ -417,18 +425,7 @@ static int run_bench(pc_par *par, source *src, opts *o, char **bk, int nbk) {
     /* Every cycle starts from a fresh sample (not timed). */
     if (make_config(par, src, o, seed + (uint64_t)c, &init, &none, 0)) return -1;
     for (int k = 0; k < nbk; k++) {
-      if (!ctx[k].ra) {
-        int cap = init.n + init.n / 4 + 16;
-        MPI_Allreduce(MPI_IN_PLACE, &cap, 1, MPI_INT, MPI_MAX, par->comm);
-        if (pc_prune_open(par, &ctx[k], bk[k], cap) != HS_OK) {
-          if (me == 0) fprintf(stderr, "parcel-cluster: back end %s: %s\n", bk[k], hs_error_message());
-          return -1;
-        }
-      }
-      mine.n = 0;
-      pc_set_reserve(&mine, init.n + 1);
-      memcpy(mine.p, init.p, (size_t)init.n * sizeof(pc_parcel));
-      mine.n = init.n;
+      if (start_backend(par, &ctx[k], bk[k], &init, &mine)) return -1;
       hs_ra_reset_stats(ctx[k].ra);
       pc_cycle_info info, tot;
       MPI_Barrier(par->comm);
@@ -550,11 +547,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
                       "in %s\n", o->su.min_vratio, fi->min_vratio, o->read);
     }
   }
-  struct {
-    int bad;
-    char msg[1024];
-  } m;
-  memset(&m, 0, sizeof m);
+  int bad = 0;
+  char msg[1024] = "";
   if (rank == 0) {
     double vmin = pc_vmin(b, o->su.min_vratio), vmax = 0, vcell = b->dx[0] * b->dx[1] * b->dx[2];
     int nsmall = 0;
@@ -563,8 +557,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
       if (all->p[i].a[VOL] > vmax) vmax = all->p[i].a[VOL];
     }
     if (all->n > 0 && nsmall == all->n) {
-      m.bad = 1;
-      snprintf(m.msg, sizeof m.msg,
+      bad = 1;
+      snprintf(msg, sizeof msg,
                "%s: every one of the %d parcels is small (volume < vmin = cell volume / "
                "min_vratio = %g / %g = %g; the largest volume is %g): the parameters do not "
                "match the file; EPIC writes parcels with min_vratio 40 (the default); a "
@@ -575,10 +569,8 @@ static int check_file_params(opts *o, const pc_file_info *fi, const pc_box *b, c
              "merge\n", o->read, vmin);
     }
   }
-  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&o->su.min_vratio, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  if (m.bad) snprintf(err, len, "%s", m.msg);
-  return m.bad;
+  return pc_root_verdict(MPI_COMM_WORLD, bad, msg, err, len);
 }
 
 /* ---------------------------------------------------------------- run */

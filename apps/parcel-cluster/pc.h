@@ -70,6 +70,8 @@ typedef struct {
 /* ---- common (pc_common.c) */
 void pc_box_init(pc_box *b, const int n[3], const double origin[3], const double extent[3]);
 double pc_vmin(const pc_box *b, double min_vratio);
+/* Rank 0's verdict on every rank of comm: returns bad (rank 0's), with rank 0's msg in err. */
+int pc_root_verdict(MPI_Comm comm, int bad, const char *msg, char *err, size_t len);
 int pc_set_reserve(pc_set *s, int n);
 int pc_set_push(pc_set *s, const pc_parcel *p);
 void pc_set_free(pc_set *s);

@@ -25,6 +25,15 @@ double pc_vmin(const pc_box *b, double min_vratio) {
   return b->dx[0] * b->dx[1] * b->dx[2] / min_vratio;
 }
 
+int pc_root_verdict(MPI_Comm comm, int bad, const char *msg, char *err, size_t len) {
+  char buf[1024] = "";
+  if (bad && msg) snprintf(buf, sizeof buf, "%s", msg);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+  MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, 0, comm);
+  if (bad) snprintf(err, len, "%s", buf);
+  return bad;
+}
+
 int pc_set_reserve(pc_set *s, int n) {
   if (n <= s->cap) return 0;
   int cap = s->cap ? s->cap : 64;

@@ -498,20 +498,7 @@ int pc_read_netcdf(MPI_Comm comm, const char *path, pc_box *b, pc_set *all, pc_f
   double mv = NAN;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) bad = read_file(path, b, all, &mv, err, len) != 0;
-  struct {
-    int bad;
-    char msg[1024];
-  } m;
-  memset(&m, 0, sizeof m);
-  if (rank == 0) {
-    m.bad = bad;
-    snprintf(m.msg, sizeof m.msg, "%s", bad ? err : "");
-  }
-  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, comm);
-  if (m.bad) {
-    snprintf(err, len, "%s", m.msg);
-    return -1;
-  }
+  if (pc_root_verdict(comm, bad, err, err, len)) return -1;
   /* Every rank needs the box to build the decomposition. */
   double bx[9];
   if (rank == 0)

@@ -22,6 +22,34 @@ static void expect(const char *what, int rc, int want, const char *needle) {
   else failed++;
 }
 
+/* The 8 x 8 x 2 grid the decomposition cases start from, the rest defaults. */
+static hs_decomp_desc grid_desc(void) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.global[0] = dd.global[1] = 8;
+  dd.global[2] = 2;
+  return dd;
+}
+
+/* A plan description of the first n fields of f, the rest defaults. */
+static hs_plan_desc fields_desc(int n, hs_field *f) {
+  hs_plan_desc pd;
+  hs_plan_desc_init(&pd);
+  pd.nfields = n;
+  pd.fields = f;
+  return pd;
+}
+
+/* A one-field plan naming transport spec must fail with HS_ERR_ARG, the message containing
+ * needle. */
+static void expect_bad_spec(hs_decomp d, hs_field *f, const char *what, const char *spec,
+                            const char *needle) {
+  hs_plan_desc pd = fields_desc(1, f);
+  hs_plan p = NULL;
+  pd.transport_name = spec;
+  expect(what, hs_plan_create(d, &pd, &p), HS_ERR_ARG, needle);
+}
+
 static hs_decomp make_decomp(int nx, int ny) {
   hs_decomp_desc dd;
   hs_decomp_desc_init(&dd);
@@ -45,17 +73,13 @@ int main(int argc, char **argv) {
   hs_decomp d;
 
   /* ---- decomposition */
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
+  dd = grid_desc();
   dd.procs[0] = size + 1;
   dd.procs[1] = 1;
   expect("procs do not match the communicator", hs_decomp_create(MPI_COMM_WORLD, &dd, &d),
          HS_ERR_ARG, "communicator size");
 
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
+  dd = grid_desc();
   dd.placement = 7;
   expect("placement out of range", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
          "placement = 7, must be HS_PLACE_RANK (0) or HS_PLACE_NODE (1)");
@@ -79,24 +103,18 @@ int main(int argc, char **argv) {
          size > 1 ? HS_ERR_ARG : HS_OK, size > 1 ? "exceeds global[0] = 1" : NULL);
   if (size == 1) hs_decomp_free(&d);
 
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
+  dd = grid_desc();
   if (rank == last) dd.global[2] = 0; /* bad on one rank only */
   expect("bad extent on one rank", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
          "global[2] = 0, must be >= 1");
 
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
+  dd = grid_desc();
   if (rank == last) dd.global[0] = 9; /* valid alone, inconsistent across ranks */
   expect("ranks disagree on the grid", hs_decomp_create(MPI_COMM_WORLD, &dd, &d),
          size > 1 ? HS_ERR_MISMATCH : HS_OK, size > 1 ? "disagree on global[0]" : NULL);
   if (size == 1) hs_decomp_free(&d);
 
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = dd.global[1] = 8;
-  dd.global[2] = 2;
+  dd = grid_desc();
   dd.cart = MPI_COMM_WORLD;
   expect("cart is not Cartesian", hs_decomp_create(MPI_COMM_WORLD, &dd, &d), HS_ERR_ARG,
          "not a Cartesian communicator");
@@ -132,21 +150,15 @@ int main(int argc, char **argv) {
   hs_plan_desc pd;
   hs_plan p = NULL;
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 0;
-  pd.fields = f;
+  pd = fields_desc(0, f);
   expect("zero fields", hs_plan_create(d, &pd, &p), HS_ERR_ARG, "nfields = 0, must be 1..");
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
+  pd = fields_desc(1, f);
   pd.depth[0] = -5;
   expect("negative depth", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "depth[0] = -5, must be >= 0");
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
+  pd = fields_desc(1, f);
   pd.depth[2] = 1;
   expect("depth on an axis with no halo", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "fields[0].halo[2] = 0 is smaller than depth[2] = 1");
@@ -173,35 +185,22 @@ int main(int argc, char **argv) {
     hs_decomp_free(&thin);
   }
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 2;
-  pd.fields = f;
+  pd = fields_desc(2, f);
   hs_field fnull[2] = {f[0], f[1]};
   if (rank == last) fnull[1].data = NULL;
   pd.fields = fnull;
   expect("NULL array on one rank", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "fields[1].data is NULL");
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
-  pd.transport_name = "nosuch";
-  expect("unknown transport name", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "unknown transport 'nosuch' (built: ");
+  expect_bad_spec(d, f, "unknown transport name", "nosuch", "unknown transport 'nosuch' (built: ");
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
+  pd = fields_desc(1, f);
   pd.transport = (hs_transport_id)99;
   expect("transport enum out of range", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
          "transport = 99 is not an hs_transport_id");
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
-  pd.transport_name = "p2p:persistnet=1";
-  expect("unknown transport option", hs_plan_create(d, &pd, &p), HS_ERR_ARG,
-         "has no option 'persistnet' (from the transport name; its options: dtype, persistent)");
+  expect_bad_spec(d, f, "unknown transport option", "p2p:persistnet=1",
+                  "has no option 'persistnet' (from the transport name; its options: dtype, persistent)");
 
   /* Every transport's values are range-checked by the core, with the same message. */
   const struct {
@@ -220,17 +219,11 @@ int main(int argc, char **argv) {
     if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK &&
         !strstr(hs_error_message(), "usable"))
       continue; /* not built here: its options cannot be checked */
-    hs_plan_desc_init(&pd);
-    pd.nfields = 1;
-    pd.fields = f;
-    pd.transport_name = bad_values[i].spec;
-    expect(bad_values[i].spec, hs_plan_create(d, &pd, &p), HS_ERR_ARG, bad_values[i].needle);
+    expect_bad_spec(d, f, bad_values[i].spec, bad_values[i].spec, bad_values[i].needle);
   }
 
   /* A known transport that this build leaves out is unavailable, not an unknown id. */
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
+  pd = fields_desc(1, f);
   pd.transport = HS_TRANSPORT_SHMEM;
   {
     int rc = hs_plan_create(d, &pd, &p);
@@ -243,9 +236,7 @@ int main(int argc, char **argv) {
     if (rc == HS_OK) hs_plan_free(&p);
   }
 
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = f;
+  pd = fields_desc(1, f);
   setenv("HALOSWAP_TRANSPORT", "nosuch-env", 1);
   expect("HALOSWAP_TRANSPORT names an unknown transport", hs_plan_create(d, &pd, &p),
          HS_ERR_ARG, "unknown transport 'nosuch-env'");
@@ -274,9 +265,7 @@ int main(int argc, char **argv) {
   }
 
   /* ---- swap state */
-  hs_plan_desc_init(&pd);
-  pd.nfields = 2;
-  pd.fields = f;
+  pd = fields_desc(2, f);
   pd.depth[0] = pd.depth[1] = 2;
   int rc = hs_plan_create(d, &pd, &p);
   expect("valid plan", rc, HS_OK, NULL);

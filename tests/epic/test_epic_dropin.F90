@@ -4,31 +4,25 @@
 !! alone. Every halo point is checked against a value computed from global coordinates and
 !! every accumulated point against the serial sum in EPIC's order (the owner's value, then
 !! W, E, S, N, NE, SE, SW, NW), bit for bit. Each pattern runs twice: the second round must
-!! create no plan. Layouts: 1 x N, N x 1 and MPI_Dims_create's grid. The transport is the
-!! one HALOSWAP_TRANSPORT names; an unusable one prints "SKIP:".
+!! create no plan. Layouts: 1 x N, N x 1 and MPI_Dims_create's grid. Every registered
+!! transport in one launch (tests/harness/transport_loop.f90: --only, --except), each with its
+!! own verdict; an unusable one prints "SKIP:".
 program test_epic_dropin
     use, intrinsic :: iso_c_binding
     use mpi_f08
     use mpi_environment, only : world, mpi_env_initialise, mpi_env_finalise
     use mpi_layout, only : box, mpi_layout_init
     use field_mpi
-    use haloswap, only : haloswap_transport_count, haloswap_transport_name_at
+    use transport_loop
     implicit none
 
     interface
-        integer(c_int) function monc_test_transport_usable(why, len) &
-                bind(c, name="monc_test_transport_usable")
-            import :: c_int, c_char
-            character(kind=c_char) :: why(*)
-            integer(c_int), value  :: len
-        end function monc_test_transport_usable
         integer(c_int) function plans_created() bind(c, name="haloswap_epic_plans_created")
             import :: c_int
         end function plans_created
     end interface
 
     double precision, parameter :: SENTINEL = -999.0d0
-    integer, parameter :: NZ = 2
     ! EPIC's order of the reverse's contributions: the neighbour at (dx, dy).
     integer, parameter :: ORDER(2, 8) = reshape([-1, 0, 1, 0, 0, -1, 0, 1, 1, 1, 1, -1, &
                                                  -1, -1, -1, 1], [2, 8])
@@ -36,101 +30,63 @@ program test_epic_dropin
     integer, parameter :: LEXI(2, 8) = reshape([-1, -1, -1, 0, -1, 1, 0, -1, 0, 1, 1, -1, &
                                                 1, 0, 1, 1], [2, 8])
 
-    integer :: nx, ny, dims(2), coords(2), layouts(2, 3), nl, l, round, i
-    integer :: failures = 0, checks = 0, sensitive = 0, created
+    integer :: nx, ny, nz, dims(2), coords(2), layouts(2, 3), nl, l, round, t, nt
+    integer :: failures, checks, sensitive, created
     integer, allocatable :: ranges(:, :, :)
-    character(kind=c_char) :: why(256)
-    character(len=256) :: whys
-    character(len=64) :: tname
-    integer :: tlen, tstat
+    character(len=64) :: tnames(TL_MAX)
+    character(len=160) :: verdict
+    logical :: ok
 
     call mpi_env_initialise
-    call get_command_argument(1, whys)
-    if (whys == "--list") then
-        call check_transport_list
-        call mpi_env_finalise
-        if (failures /= 0) error stop 1
-        stop
-    endif
-    call get_environment_variable("HALOSWAP_TRANSPORT", tname, tlen, tstat)
-    if (tstat /= 0) tname = "p2p (default)"
-    if (monc_test_transport_usable(why, int(size(why), c_int)) == 0) then
-        whys = ""
-        do i = 1, size(why)
-            if (why(i) == c_null_char) exit
-            whys(i:i) = why(i)
-        enddo
-        if (world%rank == 0) write(*, '(a)') "SKIP: transport " // trim(tname) // &
-            " not usable here: " // trim(whys)
-        call mpi_env_finalise
-        stop
-    endif
-
-    nl = 0
-    call add_layout(1, world%size)
-    call add_layout(world%size, 1)
     dims = 0
     call MPI_Dims_create(world%size, 2, dims)
-    call add_layout(dims(1), dims(2))
+    call grids_2d(world%size, dims, layouts, nl)
 
-    do l = 1, nl
-        dims = layouts(:, l)
-        ! Uneven splits, at least 2 points per rank (EPIC's upper halo is 2 deep).
-        nx = 2 * dims(1) + 1
-        ny = 2 * dims(2) + 2
-        call mpi_layout_init([0.0d0, 0.0d0, 0.0d0], [1.0d0, 1.0d0, 1.0d0], nx, ny, NZ, dims)
-        call layout_ranges
-        do round = 1, 2
-            if (round == 2) created = plans_created()
-            call test_fill_alone(round)
-            call test_accumulate_alone(round)
-            call test_vol2grid(round)
-            call test_par2grid(round)
-            call test_boundary_fluxes(round)
-            call test_accumulate_then_fill(round)
-            call test_reset
-            if (round == 2) call expect(plans_created() == created, &
-                "round 2 created no plan (plans are cached)")
+    call transport_list(tnames, nt)
+    do t = 1, nt
+        if (.not. transport_begin(tnames(t), world%rank)) cycle
+        failures = 0
+        checks = 0
+        sensitive = 0
+        ! field_mpi keeps its plans while the grid stays: nz alternates from one transport to
+        ! the next, so each transport's plans are new ones, made with it.
+        nz = 2 + mod(t, 2)
+        do l = 1, nl
+            dims = layouts(:, l)
+            ! Uneven splits, at least 2 points per rank (EPIC's upper halo is 2 deep).
+            nx = 2 * dims(1) + 1
+            ny = 2 * dims(2) + 2
+            call mpi_layout_init([0.0d0, 0.0d0, 0.0d0], [1.0d0, 1.0d0, 1.0d0], nx, ny, nz, dims)
+            call layout_ranges
+            do round = 1, 2
+                created = plans_created()
+                call test_fill_alone(round)
+                call test_accumulate_alone(round)
+                call test_vol2grid(round)
+                call test_par2grid(round)
+                call test_boundary_fluxes(round)
+                call test_accumulate_then_fill(round)
+                call test_reset
+                if (round == 1) call expect(plans_created() > created, &
+                    "round 1 made new plans (with this transport)")
+                if (round == 2) call expect(plans_created() == created, &
+                    "round 2 created no plan (plans are cached)")
+            enddo
         enddo
+        call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, world%comm)
+        call MPI_Allreduce(MPI_IN_PLACE, checks, 1, MPI_INTEGER, MPI_SUM, world%comm)
+        call MPI_Allreduce(MPI_IN_PLACE, sensitive, 1, MPI_INTEGER, MPI_SUM, world%comm)
+        ! The sums must be able to tell EPIC's order from another one, or the test proves nothing.
+        if (sensitive == 0) failures = failures + 1
+        write(verdict, '(i0,a,i0,a,i0,a,i0,a)') checks, " checks, ", failures, " failed, ", &
+            sensitive, " points whose sum depends on the order, ", world%size, " ranks"
+        call transport_end(tnames(t), world%rank, failures, trim(verdict))
     enddo
-
-    call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, world%comm)
-    call MPI_Allreduce(MPI_IN_PLACE, checks, 1, MPI_INTEGER, MPI_SUM, world%comm)
-    call MPI_Allreduce(MPI_IN_PLACE, sensitive, 1, MPI_INTEGER, MPI_SUM, world%comm)
-    ! The sums must be able to tell EPIC's order from another one, or the test proves nothing.
-    if (sensitive == 0) failures = failures + 1
-    if (world%rank == 0) write(*, '(a,i0,a,i0,a,i0,a,a,a,i0,a)') "epic_dropin: ", checks, &
-        " checks, ", failures, " failed, ", sensitive, " points whose sum depends on the " // &
-        "order (transport ", trim(tname), ", ", world%size, " ranks)"
+    ok = transport_summary("epic_dropin", world%rank, nt == 1)
     call mpi_env_finalise
-    if (failures /= 0) error stop 1
+    if (.not. ok) error stop 1
 
 contains
-
-    ! --list: the CTest list (tests/epic/CMakeLists.txt) names every transport this build
-    ! registers, so none goes untested.
-    subroutine check_transport_list
-        character(len=*), parameter :: listed = " " // HS_EPIC_TRANSPORTS // " "
-        character(len=:), allocatable :: name
-        integer :: k
-        do k = 1, haloswap_transport_count()
-            name = haloswap_transport_name_at(k)
-            call expect(index(listed, " " // name // " ") > 0, "transport " // name // &
-                " is registered but not in tests/epic's list: " // listed)
-        enddo
-        write(*, '(a,i0,a)') "epic_dropin: the CTest list covers the ", haloswap_transport_count(), &
-            " registered transports"
-    end subroutine check_transport_list
-
-    subroutine add_layout(px, py)
-        integer, intent(in) :: px, py
-        integer :: k
-        do k = 1, nl
-            if (all(layouts(:, k) == [px, py])) return
-        enddo
-        nl = nl + 1
-        layouts(:, nl) = [px, py]
-    end subroutine add_layout
 
     ! Every rank's first and last point along x and y (ranges(1:2, c, axis)), and our coords.
     subroutine layout_ranges

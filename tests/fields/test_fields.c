@@ -1072,11 +1072,7 @@ int main(int argc, char **argv) {
         if (r.rank == 0) printf("skip transport auto above 2 ranks (too slow oversubscribed)\n");
         continue;
       }
-      /* the order and deep groups check what auto delegates, not its choice: two candidates,
-       * one round */
-      int brief = group && !strcmp(hs_transport_name(i), "auto") &&
-                  (!strcmp(group, "order") || !strcmp(group, "deep"));
-      specs[nspecs++] = brief ? "auto:candidates=p2p+shm,rounds=1,swaps=2" : hs_transport_name(i);
+      specs[nspecs++] = hs_transport_name(i);
     }
   int passed = 0, failed = 0, skipped = 0;
   int nconf = (int)(sizeof configs / sizeof configs[0]);
@@ -1101,7 +1097,11 @@ int main(int argc, char **argv) {
         else failed++;
         continue;
       }
-      r.spec = specs[ti];
+      /* the order and deep groups check what auto delegates, not its choice: two
+       * candidates, one round */
+      int brief = !strcmp(specs[ti], "auto") &&
+                  (!strcmp(c->group, "order") || !strcmp(c->group, "deep"));
+      r.spec = brief ? "auto:candidates=p2p+shm,rounds=1,swaps=2" : specs[ti];
       long before = r.bad;
       int res = run(&r, c, have_bits, &bits);
       if (res == 1) have_bits = 1;

@@ -50,6 +50,23 @@ contains
     end if
   end subroutine tally
 
+  !> After a plan's init (ierr): .true., with d freed, if it failed; nbad -1 for a transport
+  !> not usable here (skipped), else 1, with the reason.
+  logical function init_failed(what, d, nbad)
+    character(len=*), intent(in) :: what
+    type(haloswap_decomposition), intent(inout) :: d
+    integer, intent(inout) :: nbad
+    init_failed = ierr /= HALOSWAP_OK
+    if (.not. init_failed) return
+    if (ierr == HALOSWAP_ERR_UNAVAILABLE) then
+      nbad = -1
+    else
+      nbad = 1
+      if (rank == 0) print *, what, ' init: ', haloswap_error_message()
+    end if
+    call haloswap_decomposition_free(d, ierr)
+  end function init_failed
+
   integer function val(gx, gy, gz, f)
     integer, intent(in) :: gx, gy, gz, f
     val = 1 + mod(gx * 7 + gy * 131 + gz * 1009 + f * 17, 100003)
@@ -110,16 +127,7 @@ contains
       end do
     end do
     call haloswap_geometry_init(hs, d, f, [1, 1, 0], .true., ierr, transport=tname)
-    if (ierr /= HALOSWAP_OK) then
-      if (ierr == HALOSWAP_ERR_UNAVAILABLE) then
-        nbad = -1
-      else
-        nbad = 1
-        if (rank == 0) print *, 'epic init: ', haloswap_error_message()
-      end if
-      call haloswap_decomposition_free(d, ierr)
-      return
-    end if
+    if (init_failed('epic', d, nbad)) return
     ! forward: owned points their value, everything else a sentinel
     do i = ox - 1, ox + lx + 1
       do j = oy - 1, oy + ly + 1
@@ -318,16 +326,7 @@ contains
     end do
     call haloswap_field_set_stagger(f(3), 1, HALOSWAP_OWNER_LOWER)
     call haloswap_geometry_init(hs, d, f, [2, 2, 2], .true., ierr, transport=tname)
-    if (ierr /= HALOSWAP_OK) then
-      if (ierr == HALOSWAP_ERR_UNAVAILABLE) then
-        nbad = -1
-      else
-        nbad = 1
-        if (rank == 0) print *, 'lare3d init: ', haloswap_error_message()
-      end if
-      call haloswap_decomposition_free(d, ierr)
-      return
-    end if
+    if (init_failed('lare3d', d, nbad)) return
     ! owned: rho cells 1..n; vx nodes 0..n-1 (node n is the upper rank's); bx faces 1..n on x
     rho = -7; vx = -7; bx = -7
     do k = 1, n(3)
@@ -411,12 +410,7 @@ contains
          order_offsets=epic_order)
     if (ierr == HALOSWAP_OK) call haloswap_geometry_init(hc, d, f, [0, 0, 0], .true., ierr, &
          transport=tname)
-    if (ierr /= HALOSWAP_OK) then
-      if (ierr /= HALOSWAP_ERR_UNAVAILABLE) nbad = 1
-      if (ierr == HALOSWAP_ERR_UNAVAILABLE) nbad = -1
-      call haloswap_decomposition_free(d, ierr)
-      return
-    end if
+    if (init_failed('orders', d, nbad)) return
     do i = -1, nx + 1
       do j = -1, ny + 1
         do k = 0, nz - 1

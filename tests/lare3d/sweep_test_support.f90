@@ -8,6 +8,7 @@ module sweep_test_support
   use, intrinsic :: iso_c_binding
   use mpi
   use haloswap, only: haloswap_transport_count, haloswap_transport_name_at
+  use transport_loop, only: set_transport => transport_set, transport_usable
   implicit none
   private
 
@@ -34,19 +35,6 @@ module sweep_test_support
 
   public :: parse_options, select_transport, set_transport, grid_init, grid_set_cells, ncell, offset, rank_of, &
        initial, swept, trace, owned, fval, report
-
-  interface
-     integer(c_int) function c_setenv(name, val, overwrite) bind(c, name="setenv")
-       import :: c_int, c_char
-       character(kind=c_char), intent(in) :: name(*), val(*)
-       integer(c_int), value :: overwrite
-     end function c_setenv
-     integer(c_int) function transport_usable(why, len) bind(c, name="monc_test_transport_usable")
-       import :: c_int, c_char
-       character(kind=c_char) :: why(*)
-       integer(c_int), value :: len
-     end function transport_usable
-  end interface
 
 contains
 
@@ -92,30 +80,16 @@ contains
     end if
   end subroutine parse_options
 
-  !> HALOSWAP_TRANSPORT = name.
-  subroutine set_transport(name)
-    character(len=*), intent(in) :: name
-    integer :: rc
-    rc = c_setenv("HALOSWAP_TRANSPORT" // c_null_char, name // c_null_char, 1)
-  end subroutine set_transport
-
   !> Makes transport t the one HALOSWAP_TRANSPORT names; .false. if it cannot run here (a
   !> failure unless --may-be-unusable names it; then "SKIP" is printed).
   logical function select_transport(opt, t)
     type(test_options), intent(in) :: opt
     integer, intent(in) :: t
-    character(kind=c_char) :: why(256)
     character(len=256) :: reason
-    integer :: i, rank, ierr
+    integer :: rank, ierr
     call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
-    call set_transport(trim(opt%transport(t)))
-    select_transport = transport_usable(why, int(size(why), c_int)) /= 0
+    select_transport = transport_usable(trim(opt%transport(t)), reason)
     if (select_transport) return
-    reason = ''
-    do i = 1, size(why)
-      if (why(i) == c_null_char) exit
-      reason(i:i) = why(i)
-    end do
     if (any(opt%may(1:opt%nmay) == opt%transport(t))) then
       if (rank == 0) write(*, '(a)') 'SKIP: transport ' // trim(opt%transport(t)) // &
            ' not usable here: ' // trim(reason)

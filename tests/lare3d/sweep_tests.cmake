@@ -3,7 +3,7 @@ include_guard(GLOBAL)
 
 # The oracle and transport loop of the sweep drop-in tests (sweep_test_support.f90).
 add_library(sweep_test_support STATIC ${CMAKE_CURRENT_LIST_DIR}/sweep_test_support.f90)
-target_link_libraries(sweep_test_support PUBLIC haloswap_f monc_test_usable MPI::MPI_Fortran)
+target_link_libraries(sweep_test_support PUBLIC test_transport_loop MPI::MPI_Fortran)
 target_compile_options(sweep_test_support PRIVATE ${HS_FORTRAN_WARNINGS})
 set_target_properties(sweep_test_support PROPERTIES
   Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/sweep_support_modules)

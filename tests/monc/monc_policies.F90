@@ -68,6 +68,24 @@ contains
     end select
   end subroutine prog_op
 
+  !> Every prognostic field through op, one page each from current_page(loc) on (loc = 0:
+  !> the local copy, no pages).
+  subroutine prog_all(s, op, nd, a, b, c, loc, current_page)
+    type(model_state_type), intent(inout) :: s
+    integer, intent(in) :: op, a, b, c, loc
+    type(neighbour_description_type), intent(inout) :: nd
+    integer, intent(inout) :: current_page(:)
+    integer :: k
+    do k = 1, prognostic_fields(s)
+      if (loc == 0) then
+        call prog_op(s, k, op, nd, a, b, c, 0)
+      else
+        call prog_op(s, k, op, nd, a, b, c, current_page(loc))
+        current_page(loc) = current_page(loc) + 1
+      end if
+    end do
+  end subroutine prog_all
+
   subroutine field_op(s, f, op, nd, a, b, c, page)
     type(model_state_type), intent(inout) :: s
     real(kind=DEFAULT_PRECISION), intent(inout) :: f(:,:,:)
@@ -90,14 +108,10 @@ contains
     integer, intent(inout) :: current_page(:)
     type(neighbour_description_type), intent(inout) :: neighbour_description
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    integer :: k
     call log_call(1, dim, source_index, pid_location, current_page(pid_location))
     if (present(source_data)) callback_errors = callback_errors + 1
-    do k = 1, prognostic_fields(current_state)
-      call prog_op(current_state, k, 1, neighbour_description, dim, source_index, 0, &
-           current_page(pid_location))
-      current_page(pid_location) = current_page(pid_location) + 1
-    end do
+    call prog_all(current_state, 1, neighbour_description, dim, source_index, 0, pid_location, &
+         current_page)
   end subroutine prog_pack
 
   subroutine prog_unpack(current_state, neighbour_description, dim, target_index, &
@@ -107,13 +121,9 @@ contains
     integer, intent(inout) :: current_page(:)
     type(neighbour_description_type), intent(inout) :: neighbour_description
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    integer :: k
     call log_call(2, dim, target_index, neighbour_location, current_page(neighbour_location))
-    do k = 1, prognostic_fields(current_state)
-      call prog_op(current_state, k, 2, neighbour_description, dim, target_index, 0, &
-           current_page(neighbour_location))
-      current_page(neighbour_location) = current_page(neighbour_location) + 1
-    end do
+    call prog_all(current_state, 2, neighbour_description, dim, target_index, 0, &
+         neighbour_location, current_page)
   end subroutine prog_unpack
 
   subroutine prog_corner_pack(current_state, neighbour_description, dim, x_source_index, &
@@ -123,14 +133,10 @@ contains
     integer, intent(inout) :: current_page(:)
     type(neighbour_description_type), intent(inout) :: neighbour_description
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    integer :: k
     call log_call(3, dim, x_source_index * 1000 + y_source_index, pid_location, &
          current_page(pid_location))
-    do k = 1, prognostic_fields(current_state)
-      call prog_op(current_state, k, 3, neighbour_description, dim, x_source_index, &
-           y_source_index, current_page(pid_location))
-      current_page(pid_location) = current_page(pid_location) + 1
-    end do
+    call prog_all(current_state, 3, neighbour_description, dim, x_source_index, y_source_index, &
+         pid_location, current_page)
   end subroutine prog_corner_pack
 
   subroutine prog_corner_unpack(current_state, neighbour_description, corner_loc, &
@@ -140,14 +146,10 @@ contains
     integer, intent(inout) :: current_page(:)
     type(neighbour_description_type), intent(inout) :: neighbour_description
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    integer :: k
     call log_call(4, corner_loc, x_target_index * 1000 + y_target_index, neighbour_location, &
          current_page(neighbour_location))
-    do k = 1, prognostic_fields(current_state)
-      call prog_op(current_state, k, 4, neighbour_description, corner_loc, x_target_index, &
-           y_target_index, current_page(neighbour_location))
-      current_page(neighbour_location) = current_page(neighbour_location) + 1
-    end do
+    call prog_all(current_state, 4, neighbour_description, corner_loc, x_target_index, &
+         y_target_index, neighbour_location, current_page)
   end subroutine prog_corner_unpack
 
   subroutine prog_local_copy(current_state, halo_depth, involve_corners, source_data)
@@ -156,53 +158,23 @@ contains
     logical, intent(in) :: involve_corners
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
     type(neighbour_description_type) :: unused
-    integer :: k
-    do k = 1, prognostic_fields(current_state)
-      call prog_op(current_state, k, 5, unused, halo_depth, merge(1, 0, involve_corners), 0, 0)
-    end do
+    integer :: no_pages(1)
+    call prog_all(current_state, 5, unused, halo_depth, merge(1, 0, involve_corners), 0, 0, &
+         no_pages)
   end subroutine prog_local_copy
 
   ! ---------------------------------------------------------------- one-field policies
 
-  subroutine one_pack(s, nd, field, dim, idx, loc, page)
+  !> One field through op (field_op), one page from page(loc).
+  subroutine one_op(s, nd, field, op, a, b, c, loc, page)
     type(model_state_type), intent(inout) :: s
     type(neighbour_description_type), intent(inout) :: nd
     real(kind=DEFAULT_PRECISION), intent(inout) :: field(:,:,:)
-    integer, intent(in) :: dim, idx, loc
+    integer, intent(in) :: op, a, b, c, loc
     integer, intent(inout) :: page(:)
-    call copy_field_to_buffer(s%local_grid, nd%send_halo_buffer, field, dim, idx, page(loc))
+    call field_op(s, field, op, nd, a, b, c, page(loc))
     page(loc) = page(loc) + 1
-  end subroutine one_pack
-
-  subroutine one_unpack(s, nd, field, dim, idx, loc, page)
-    type(model_state_type), intent(inout) :: s
-    type(neighbour_description_type), intent(inout) :: nd
-    real(kind=DEFAULT_PRECISION), intent(inout) :: field(:,:,:)
-    integer, intent(in) :: dim, idx, loc
-    integer, intent(inout) :: page(:)
-    call copy_buffer_to_field(s%local_grid, nd%recv_halo_buffer, field, dim, idx, page(loc))
-    page(loc) = page(loc) + 1
-  end subroutine one_unpack
-
-  subroutine one_corner_pack(s, nd, field, corner, xi, yi, loc, page)
-    type(model_state_type), intent(inout) :: s
-    type(neighbour_description_type), intent(inout) :: nd
-    real(kind=DEFAULT_PRECISION), intent(inout) :: field(:,:,:)
-    integer, intent(in) :: corner, xi, yi, loc
-    integer, intent(inout) :: page(:)
-    call copy_corner_to_buffer(s%local_grid, nd%send_corner_buffer, field, corner, xi, yi, page(loc))
-    page(loc) = page(loc) + 1
-  end subroutine one_corner_pack
-
-  subroutine one_corner_unpack(s, nd, field, corner, xi, yi, loc, page)
-    type(model_state_type), intent(inout) :: s
-    type(neighbour_description_type), intent(inout) :: nd
-    real(kind=DEFAULT_PRECISION), intent(inout) :: field(:,:,:)
-    integer, intent(in) :: corner, xi, yi, loc
-    integer, intent(inout) :: page(:)
-    call copy_buffer_to_corner(s%local_grid, nd%recv_corner_buffer, field, corner, xi, yi, page(loc))
-    page(loc) = page(loc) + 1
-  end subroutine one_corner_unpack
+  end subroutine one_op
 
 #define ONE_FIELD_POLICY(NAME, FIELD) \
   subroutine NAME/**/_pack(current_state, neighbour_description, dim, source_index, pid_location, current_page, source_data); \
@@ -211,7 +183,7 @@ contains
     integer, intent(inout) :: current_page(:); \
     type(neighbour_description_type), intent(inout) :: neighbour_description; \
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data; \
-    call one_pack(current_state, neighbour_description, FIELD, dim, source_index, pid_location, current_page); \
+    call one_op(current_state, neighbour_description, FIELD, 1, dim, source_index, 0, pid_location, current_page); \
   end subroutine; \
   subroutine NAME/**/_unpack(current_state, neighbour_description, dim, target_index, neighbour_location, current_page, source_data); \
     type(model_state_type), intent(inout) :: current_state; \
@@ -219,14 +191,15 @@ contains
     integer, intent(inout) :: current_page(:); \
     type(neighbour_description_type), intent(inout) :: neighbour_description; \
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data; \
-    call one_unpack(current_state, neighbour_description, FIELD, dim, target_index, neighbour_location, current_page); \
+    call one_op(current_state, neighbour_description, FIELD, 2, dim, target_index, 0, neighbour_location, current_page); \
   end subroutine; \
   subroutine NAME/**/_local_copy(current_state, halo_depth, involve_corners, source_data); \
     type(model_state_type), intent(inout) :: current_state; \
     integer, intent(in) :: halo_depth; \
     logical, intent(in) :: involve_corners; \
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data; \
-    call perform_local_data_copy_for_field(FIELD, current_state%local_grid, current_state%parallel%my_rank, halo_depth, involve_corners); \
+    type(neighbour_description_type) :: unused; \
+    call field_op(current_state, FIELD, 5, unused, halo_depth, merge(1, 0, involve_corners), 0, 0); \
   end subroutine
 
 #define ONE_FIELD_CORNERS(NAME, FIELD) \
@@ -236,7 +209,7 @@ contains
     integer, intent(inout) :: current_page(:); \
     type(neighbour_description_type), intent(inout) :: neighbour_description; \
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data; \
-    call one_corner_pack(current_state, neighbour_description, FIELD, dim, x_source_index, y_source_index, pid_location, current_page); \
+    call one_op(current_state, neighbour_description, FIELD, 3, dim, x_source_index, y_source_index, pid_location, current_page); \
   end subroutine; \
   subroutine NAME/**/_corner_unpack(current_state, neighbour_description, corner_loc, x_target_index, y_target_index, neighbour_location, current_page, source_data); \
     type(model_state_type), intent(inout) :: current_state; \
@@ -244,7 +217,7 @@ contains
     integer, intent(inout) :: current_page(:); \
     type(neighbour_description_type), intent(inout) :: neighbour_description; \
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data; \
-    call one_corner_unpack(current_state, neighbour_description, FIELD, corner_loc, x_target_index, y_target_index, neighbour_location, current_page); \
+    call one_op(current_state, neighbour_description, FIELD, 4, corner_loc, x_target_index, y_target_index, neighbour_location, current_page); \
   end subroutine
 
   ONE_FIELD_POLICY(vis, current_state%vis_coefficient%data)

@@ -1,7 +1,8 @@
 !> The haloswap drop-in for MONC's halo modules, driven like MONC's components drive it, on
 !! the stand-in MONC core: every halo cell is checked against values computed from global
-!! coordinates, and the callbacks' arguments against MONC's loops. The transport is the one
-!! HALOSWAP_TRANSPORT names (the CTest variants set it); an unusable one prints "SKIP:".
+!! coordinates, and the callbacks' arguments against MONC's loops. Every registered transport
+!! in one launch (tests/harness/transport_loop.f90: --only, --except), each with its own
+!! verdict; an unusable one prints "SKIP:". --fault and --bench use HALOSWAP_TRANSPORT.
 !! Layouts: 1 x N, N x 1 and MPI_Dims_create's 2-D grid of the ranks given.
 program test_monc_dropin
   use, intrinsic :: iso_c_binding
@@ -14,53 +15,37 @@ program test_monc_dropin
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        get_single_field_per_halo_cell
   use monc_policies
+  use transport_loop
   implicit none
-
-  interface
-     integer(c_int) function monc_test_transport_usable(why, len) &
-          bind(c, name="monc_test_transport_usable")
-       import c_int, c_char
-       character(kind=c_char) :: why(*)
-       integer(c_int), value :: len
-     end function monc_test_transport_usable
-  end interface
 
   real(kind=DEFAULT_PRECISION), parameter :: SENTINEL = -999.0_DEFAULT_PRECISION
   integer, parameter :: NQ = 2
   integer :: NZ = 3, cells = 3, nbench = 0
   character(len=32) :: arg
   type(model_state_type), target :: st
-  integer :: ierr, rank, nprocs, dims(2), layouts(2, 3), nl, l, failures, total, i
-  character(kind=c_char) :: why(256)
-  character(len=256) :: whys
-  character(len=64) :: tname
+  integer :: ierr, rank, nprocs, dims(2), layouts(2, 3), nl, l, failures, total, t, nt
+  character(len=64) :: tname, tnames(TL_MAX)
+  character(len=80) :: verdict
   integer :: tlen, tstat
+  logical :: ok
   integer :: expect(5, 4096), nexp
 
   call mpi_init(ierr)
   call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
   call mpi_comm_size(MPI_COMM_WORLD, nprocs, ierr)
   call get_environment_variable("HALOSWAP_TRANSPORT", tname, tlen, tstat)
-  if (tstat /= 0) tname = "p2p (default)"
-
-  if (monc_test_transport_usable(why, int(size(why), c_int)) == 0) then
-    whys = ''
-    do i = 1, size(why)
-      if (why(i) == c_null_char) exit
-      whys(i:i) = why(i)
-    end do
-    if (rank == 0) write(*, '(a)') "SKIP: transport " // trim(tname) // " not usable here: " // &
-         trim(whys)
-    call mpi_finalize(ierr)
-    stop
-  end if
+  if (tstat /= 0) tname = "p2p"
 
   ! --bench N: time N prognostic swaps (MONC's start-of-timestep swap) on a larger grid.
   ! --fault KIND: the last rank makes a mistake in a prognostic swap while the others swap
   ! correctly (tests/faults): the drop-in stops the run on every rank, as MONC's LOG_ERROR
   ! does, with the reason; no rank is left waiting.
-  if (command_argument_count() >= 2) then
-    call get_command_argument(1, arg)
+  call get_command_argument(1, arg)
+  if (arg == "--fault" .or. arg == "--bench") then
+    if (.not. transport_begin(tname, rank)) then
+      call mpi_finalize(ierr)
+      stop
+    end if
     if (arg == "--fault") then
       call get_command_argument(2, arg)
       dims = 0
@@ -86,44 +71,38 @@ program test_monc_dropin
     end if
   end if
 
-  ! 1 x N (Y whole), N x 1, then the 2-D grid if it is a different one.
-  nl = 0
-  call add_layout(1, nprocs)
-  call add_layout(nprocs, 1)
+  ! (Y, X) = 1 x N (Y whole), N x 1, then the 2-D grid if it is a different one.
   dims = 0
   call mpi_dims_create(nprocs, 2, dims, ierr)
-  call add_layout(dims(1), dims(2))
+  call grids_2d(nprocs, dims, layouts, nl)
 
-  failures = 0
-  total = 0
-  do l = 1, nl
-    call decompose(layouts(1, l), layouts(2, l))
-    call test_prognostic(2, .true.)
-    call test_prognostic(2, .false.)
-    call test_prognostic(1, .false.)
-    call test_prognostic(1, .true.)
-    call test_smagorinsky_overlapped()
-    call test_solver()
-    call free_decomposition()
+  ! Each swap state made below picks the transport HALOSWAP_TRANSPORT names at its
+  ! init_halo_communication.
+  call transport_list(tnames, nt)
+  do t = 1, nt
+    if (.not. transport_begin(tnames(t), rank)) cycle
+    tname = tnames(t)
+    failures = 0   ! report() counts alike on every rank
+    total = 0
+    do l = 1, nl
+      call decompose(layouts(1, l), layouts(2, l))
+      call test_prognostic(2, .true.)
+      call test_prognostic(2, .false.)
+      call test_prognostic(1, .false.)
+      call test_prognostic(1, .true.)
+      call test_smagorinsky_overlapped()
+      call test_solver()
+      call free_decomposition()
+    end do
+    write(verdict, '(i0, a, i0, a, i0, a)') total, " checks, ", failures, " failed, ", nprocs, &
+         " ranks"
+    call transport_end(tname, rank, failures, trim(verdict))
   end do
-
-  call mpi_allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank == 0) write(*, '(a, i0, a, i0, a, a, a, i0, a)') "monc_dropin: ", total, &
-       " checks, ", failures, " failed (transport ", trim(tname), ", ", nprocs, " ranks)"
+  ok = transport_summary("monc_dropin", rank, nt == 1)
   call mpi_finalize(ierr)
-  if (failures /= 0) error stop 1
+  if (.not. ok) error stop 1
 
 contains
-
-  subroutine add_layout(py, px)
-    integer, intent(in) :: py, px
-    integer :: k
-    do k = 1, nl
-      if (layouts(1, k) == py .and. layouts(2, k) == px) return
-    end do
-    nl = nl + 1
-    layouts(:, nl) = [py, px]
-  end subroutine add_layout
 
   !> What MONC's decomposition component sets up: a non-periodic Cartesian communicator
   !! with dims (Y, X), neighbours wrapped by hand (slots 1-2 lower, 3-4 upper), corner

@@ -1,40 +1,8 @@
 ! A minimal stand-in for the parts of EPIC-model/parcel-clustering that
 ! fortran/parcel-clustering/parcel_nearest_haloswap_graph.f90 uses: the same module and
 ! entity names and interfaces (graph_t, cart, neighbours, timers, error exits), written here
-! so the graph can be built and tested without upstream's sources.
-module mpi_environment
-    use mpi_f08
-    implicit none
-
-    type :: communicator
-        type(MPI_Comm) :: comm = MPI_COMM_NULL
-        integer        :: err = 0
-        integer        :: rank = 0
-        integer        :: size = 1
-        integer        :: root = 0
-    end type communicator
-
-    type(communicator) :: world
-
-    logical :: l_ignore_mpi_finalize = .false.
-
-contains
-
-    subroutine mpi_env_initialise
-        call MPI_Init(world%err)
-        world%comm = MPI_COMM_WORLD
-        call MPI_Comm_size(world%comm, world%size, world%err)
-        call MPI_Comm_rank(world%comm, world%rank, world%err)
-    end subroutine mpi_env_initialise
-
-    subroutine mpi_env_finalise
-        if (.not. l_ignore_mpi_finalize) then
-            call MPI_Finalize(world%err)
-        endif
-    end subroutine mpi_env_finalise
-
-end module mpi_environment
-
+! so the graph can be built and tested without upstream's sources. mpi_environment: EPIC's
+! (tests/epic/standin).
 module mpi_utils
     use mpi_environment
     implicit none

@@ -1,5 +1,6 @@
-!> Stand-in for EPIC's mpi_environment (src/mpi/mpi_environment.f90): the communicator type
-!! and `world`, as EPIC names them.
+!> Stand-in for EPIC's mpi_environment (src/mpi/mpi_environment.f90): the communicator type,
+!! `world` and l_ignore_mpi_finalize, as EPIC names them (the parcel-clustering test uses it
+!! too).
 module mpi_environment
     use mpi_f08
     implicit none
@@ -14,6 +15,8 @@ module mpi_environment
 
     type(communicator) :: world
 
+    logical :: l_ignore_mpi_finalize = .false.
+
 contains
 
     subroutine mpi_env_initialise
@@ -24,7 +27,7 @@ contains
     end subroutine mpi_env_initialise
 
     subroutine mpi_env_finalise
-        call MPI_Finalize(world%err)
+        if (.not. l_ignore_mpi_finalize) call MPI_Finalize(world%err)
     end subroutine mpi_env_finalise
 
 end module mpi_environment

@@ -57,6 +57,13 @@ static void make_setup(setup_t *S) {
   for (int f = 0; f < 3; f++) tfield_fill(&S->tf[f], S->data[f], &S->g, f, 0, 1);
 }
 
+/* The setup with an auto plan of the given options: hs_plan_create's status. */
+static int create_auto(setup_t *S, const char *options, hs_plan *p) {
+  make_setup(S);
+  S->pd.options = options;
+  return hs_plan_create(S->d, &S->pd, p);
+}
+
 static void free_setup(setup_t *S) {
   for (int f = 0; f < 3; f++) free(S->data[f]);
   hs_decomp_free(&S->d);
@@ -66,10 +73,8 @@ static void free_setup(setup_t *S) {
  * swaps. allowed: '+'-separated names the choice must be among, or NULL for any. */
 static void run_auto(const char *options, const char *allowed) {
   setup_t S;
-  make_setup(&S);
-  S.pd.options = options;
   hs_plan p = NULL;
-  int rc = hs_plan_create(S.d, &S.pd, &p);
+  int rc = create_auto(&S, options, &p);
   CHECK(rc == HS_OK, "auto plan (options %s): %s", options ? options : "none",
         hs_error_message());
   if (rc != HS_OK) {
@@ -161,10 +166,8 @@ static void run_wrong_halos(void) {
 /* A bad list must fail on every rank, with the same status and a message naming it. */
 static void run_bad(const char *options, const char *must_mention) {
   setup_t S;
-  make_setup(&S);
-  S.pd.options = options;
   hs_plan p = NULL;
-  int rc = hs_plan_create(S.d, &S.pd, &p);
+  int rc = create_auto(&S, options, &p);
   CHECK(rc == HS_ERR_ARG, "options '%s': got %s, want HS_ERR_ARG", options, hs_status_name(rc));
   CHECK(p == NULL, "options '%s': plan returned despite the error", options);
   CHECK(strstr(hs_error_message(), must_mention) != NULL,
@@ -181,10 +184,8 @@ static void run_bad(const char *options, const char *must_mention) {
 /* budget=1: what auto says it did. */
 static void run_budget(void) {
   setup_t S;
-  make_setup(&S);
-  S.pd.options = "budget=1";
   hs_plan p = NULL;
-  int rc = hs_plan_create(S.d, &S.pd, &p);
+  int rc = create_auto(&S, "budget=1", &p);
   CHECK(rc == HS_OK, "auto plan (budget=1): %s", hs_error_message());
   int usable = 0;
   for (int t = 0; t < hs_transport_count(); t++) {

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-int monc_test_transport_usable(char *why, int len);
+int hs_test_transport_usable(char *why, int len);
 
-int monc_test_transport_usable(char *why, int len) {
+int hs_test_transport_usable(char *why, int len) {
   const char *spec = hs_transport_id_name(HS_TRANSPORT_DEFAULT);
   char name[64];
   snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);

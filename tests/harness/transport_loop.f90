@@ -1,0 +1,141 @@
+!> The transport loop of the drop-in tests that run several transports in one launch
+!! (tests/epic, tests/monc, tests/lare3d, tests/epoch): which transports to run, HALOSWAP_TRANSPORT
+!! set before each (plans made afterwards use it), whether it is usable here, and each one's
+!! verdict on a line of its own, so a failing or skipped transport names itself.
+!! Rank 0 prints; every rank must make the same calls (the usability check is collective).
+module transport_loop
+  use, intrinsic :: iso_c_binding
+  use haloswap, only: haloswap_transport_count, haloswap_transport_name_at
+  implicit none
+  private
+
+  public :: transport_list, transport_set, transport_usable, transport_begin, transport_end, &
+       transport_summary, grids_2d
+
+  integer, parameter, public :: TL_MAX = 32
+  integer :: passed = 0, failed = 0, skipped = 0
+
+  interface
+     integer(c_int) function c_setenv(name, val, overwrite) bind(c, name="setenv")
+       import :: c_int, c_char
+       character(kind=c_char), intent(in) :: name(*), val(*)
+       integer(c_int), value :: overwrite
+     end function c_setenv
+     integer(c_int) function c_usable(why, len) bind(c, name="hs_test_transport_usable")
+       import :: c_int, c_char
+       character(kind=c_char) :: why(*)
+       integer(c_int), value :: len
+     end function c_usable
+  end interface
+
+contains
+
+  !> The transports of this launch: every one the library registers (none goes untested),
+  !> less those named by `--except T`; or only those named by `--only T`. Other arguments are
+  !> the caller's. auto gets one short round per candidate: these tests make many plans.
+  subroutine transport_list(names, n)
+    character(len=64), intent(out) :: names(TL_MAX)
+    integer, intent(out) :: n
+    character(len=64) :: arg, val, except(TL_MAX)
+    integer :: i, ne
+    n = 0
+    ne = 0
+    do i = 1, command_argument_count() - 1
+      call get_command_argument(i, arg)
+      call get_command_argument(i + 1, val)
+      if (arg == '--only') then
+        n = n + 1
+        names(n) = val
+      else if (arg == '--except') then
+        ne = ne + 1
+        except(ne) = val
+      end if
+    end do
+    if (n > 0) return
+    do i = 1, haloswap_transport_count()
+      val = haloswap_transport_name_at(i)
+      if (any(except(1:ne) == val)) cycle
+      if (val == 'auto') val = 'auto:rounds=1,swaps=1'
+      n = n + 1
+      names(n) = val
+    end do
+  end subroutine transport_list
+
+  !> The 2-D process grids the drop-in tests run each transport on: 1 x n, n x 1 and grid
+  !> (MPI_Dims_create's), each once.
+  subroutine grids_2d(n, grid, grids, ngrids)
+    integer, intent(in) :: n, grid(2)
+    integer, intent(out) :: grids(2, 3), ngrids
+    integer :: candidates(2, 3), k
+    candidates = reshape([1, n, n, 1, grid(1), grid(2)], [2, 3])
+    ngrids = 0
+    do k = 1, 3
+      if (any(all(grids(:, 1:ngrids) == spread(candidates(:, k), 2, ngrids), dim=1))) cycle
+      ngrids = ngrids + 1
+      grids(:, ngrids) = candidates(:, k)
+    end do
+  end subroutine grids_2d
+
+  !> HALOSWAP_TRANSPORT = name.
+  subroutine transport_set(name)
+    character(len=*), intent(in) :: name
+    integer(c_int) :: rc
+    rc = c_setenv("HALOSWAP_TRANSPORT" // c_null_char, trim(name) // c_null_char, 1_c_int)
+  end subroutine transport_set
+
+  !> Makes name the transport HALOSWAP_TRANSPORT names; whether it is usable on
+  !> MPI_COMM_WORLD, else why not.
+  logical function transport_usable(name, why)
+    character(len=*), intent(in) :: name
+    character(len=*), intent(out) :: why
+    character(kind=c_char) :: cwhy(256)
+    integer :: i
+    call transport_set(name)
+    transport_usable = c_usable(cwhy, int(size(cwhy), c_int)) /= 0
+    why = ''
+    do i = 1, min(size(cwhy), len(why))
+      if (cwhy(i) == c_null_char) exit
+      why(i:i) = cwhy(i)
+    end do
+  end function transport_usable
+
+  !> Selects transport name for what follows: .false. (printed as a skip) if not usable here.
+  logical function transport_begin(name, rank)
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: rank
+    character(len=256) :: why
+    transport_begin = transport_usable(name, why)
+    if (transport_begin) then
+      if (rank == 0) write(*, '(a)') 'RUN: transport ' // trim(name)
+    else
+      skipped = skipped + 1
+      if (rank == 0) write(*, '(a)') 'SKIP: transport ' // trim(name) // ' not usable here: ' // &
+           trim(why)
+    end if
+  end function transport_begin
+
+  !> The verdict on transport name; failures: summed over the ranks.
+  subroutine transport_end(name, rank, failures, what)
+    character(len=*), intent(in) :: name, what
+    integer, intent(in) :: rank, failures
+    if (failures == 0) then
+      passed = passed + 1
+      if (rank == 0) write(*, '(a)') 'PASS: transport ' // trim(name) // ': ' // what
+    else
+      failed = failed + 1
+      if (rank == 0) write(*, '(a)') 'FAIL: transport ' // trim(name) // ': ' // what
+    end if
+  end subroutine transport_end
+
+  !> The launch's verdict (.true.: passed): no transport failed, and one at least ran unless
+  !> all of them were skipped on purpose (a launch of one opt-in transport).
+  logical function transport_summary(prefix, rank, all_may_skip)
+    character(len=*), intent(in) :: prefix
+    integer, intent(in) :: rank
+    logical, intent(in) :: all_may_skip
+    transport_summary = failed == 0 .and. (passed > 0 .or. (all_may_skip .and. skipped > 0))
+    if (rank == 0) write(*, '(a,": ",i0," transports passed, ",i0," failed, ",i0," skipped")') &
+         prefix, passed, failed, skipped
+  end function transport_summary
+
+end module transport_loop

@@ -18,11 +18,11 @@
 # transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per call.
 # EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
 
-EPIC_UNIT_TESTS="test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
+EPIC_UNIT_TESTS=${EPIC_UNIT_TESTS-"test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
   test_mpi_field_interior_accumulate test_mpi_field_interior_accumulate_vector
   test_mpi_grid2par test_mpi_parcel_init_3d test_mpi_trilinear test_mpi_laplace_correction_3d
   test_mpi_gradient_correction_3d test_mpi_parcel_correction_3d test_mpi_vor2vel
-  test_mpi_vtend test_mpi_parcel_diagnostics"
+  test_mpi_vtend test_mpi_parcel_diagnostics"}   # (environment: a subset; "" for the case only)
 EPIC_CASE_TIME=150   # model seconds of the Robert case (61 steps at 32^3)
 
 # What the builds need beyond haloswap's own dependencies; installed when missing (as root

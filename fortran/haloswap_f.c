@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hs_f_decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
-                       const int *periodic, hs_decomp *out) {
+/* placed: node-aware placement (haloswap_decomposition_create's node_size argument). */
+static int decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
+                         const int *periodic, int placed, int node_size, hs_decomp *out) {
   hs_decomp_desc desc;
   hs_decomp_desc_init(&desc);
   desc.ndims = ndims;
@@ -14,24 +15,22 @@ int hs_f_decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *
     desc.global[a] = a < ndims ? global[a] : 0;
     desc.procs[a] = a < ndims ? procs[a] : 0;
     desc.periodic[a] = a < ndims ? periodic[a] : 0;
+  }
+  if (placed) {
+    desc.placement = HS_PLACE_NODE;
+    desc.node_size = node_size;
   }
   return hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out);
 }
 
-/* Node-aware placement (haloswap_decomposition_create's node_size argument). */
+int hs_f_decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
+                       const int *periodic, hs_decomp *out) {
+  return decomp_create(fcomm, ndims, global, procs, periodic, 0, 0, out);
+}
+
 int hs_f_decomp_create_placed(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
                               const int *periodic, int node_size, hs_decomp *out) {
-  hs_decomp_desc desc;
-  hs_decomp_desc_init(&desc);
-  desc.ndims = ndims;
-  for (int a = 0; a < HS_MAX_DIMS; a++) {
-    desc.global[a] = a < ndims ? global[a] : 0;
-    desc.procs[a] = a < ndims ? procs[a] : 0;
-    desc.periodic[a] = a < ndims ? periodic[a] : 0;
-  }
-  desc.placement = HS_PLACE_NODE;
-  desc.node_size = node_size;
-  return hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out);
+  return decomp_create(fcomm, ndims, global, procs, periodic, 1, node_size, out);
 }
 
 int hs_f_decomp_free(hs_decomp *d) { return hs_decomp_free(d); }
@@ -43,7 +42,7 @@ int hs_f_ndims(hs_decomp d) { return hs_decomp_ndims(d); }
 
 /* shapes: 3 allocated extents per field in axis order x, y, z. */
 /* order_offsets(orows, norder), sweep_axes(nsweep): norder / nsweep -1 when absent
- * (hs__f_order). */
+ * (hs__f_plan_finish). */
 int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *datas,
                      const int *shapes, const int *depth, int stencil, int oneway, int axis,
                      const char *transport, int orows, int norder, const int *offsets,
@@ -74,22 +73,12 @@ int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *da
   }
   hs_plan_desc pd;
   hs_plan_desc_init(&pd);
-  if (rc == HS_OK)
-    rc = hs__f_order(d, "init_halo_communication", &pd, orows, norder, offsets, nsweep,
-                     axes);
-  rc = hs__agree(d->comm, rc);
-  if (rc == HS_OK) {
-    for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = depth[a];
-    pd.stencil = (hs_stencil)stencil;
-    pd.oneway = (hs_oneway)oneway;
-    pd.oneway_axis = axis;
-    pd.nfields = nfields;
-    pd.fields = fields;
-    pd.transport_name = (transport && transport[0]) ? transport : NULL;
-    rc = hs_plan_create(d, &pd, out);
-  }
-  free(fields);
-  return rc;
+  for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = depth[a];
+  pd.stencil = (hs_stencil)stencil;
+  pd.oneway = (hs_oneway)oneway;
+  pd.oneway_axis = axis;
+  return hs__f_plan_finish(d, "init_halo_communication", rc, &pd, fields, nfields, transport,
+                           orows, norder, offsets, nsweep, axes, out);
 }
 
 int hs_f_swap_start(hs_plan p, void *const *arrays) { return hs_swap_start(p, arrays); }

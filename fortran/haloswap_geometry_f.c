@@ -60,8 +60,8 @@ static int describe(const char *who, const char *arg, hs_decomp d, int f, int ki
   return HS_OK;
 }
 
-int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
-                const int *offsets, int nsweep, const int *axes) {
+static int f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
+                   const int *offsets, int nsweep, const int *axes) {
   if (norder >= 0 && nsweep >= 0)
     return hs__error(HS_ERR_ARG, "%s: order_offsets and sweep_axes are both given; give one",
                      who);
@@ -85,6 +85,21 @@ int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int n
   return HS_OK;
 }
 
+int hs__f_plan_finish(hs_decomp d, const char *who, int rc, hs_plan_desc *pd, hs_field *fields,
+                      int nfields, const char *transport, int orows, int norder,
+                      const int *offsets, int nsweep, const int *axes, hs_plan *out) {
+  if (rc == HS_OK) rc = f_order(d, who, pd, orows, norder, offsets, nsweep, axes);
+  rc = hs__agree(d->comm, rc);
+  if (rc == HS_OK) {
+    pd->nfields = nfields;
+    pd->fields = fields;
+    pd->transport_name = (transport && transport[0]) ? transport : NULL;
+    rc = hs_plan_create(d, pd, out);
+  }
+  free(fields);
+  return rc;
+}
+
 int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *const *datas,
                           const int *ranks, const int *layouts, const int *cfirst,
                           const int *shapes, const int *hlo, const int *dset, const int *dlo,
@@ -103,20 +118,10 @@ int hs_f_plan_create_geom(hs_decomp d, int nfields, const int *kinds, void *cons
                   &fields[f]);
   hs_plan_desc pd;
   hs_plan_desc_init(&pd);
-  if (rc == HS_OK)
-    rc = hs__f_order(d, "haloswap_geometry_init", &pd, orows, norder, offsets, nsweep,
-                     axes);
-  rc = hs__agree(d->comm, rc);
-  if (rc == HS_OK) {
-    for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = a < d->ndims ? depth[a] : 0;
-    pd.stencil = (hs_stencil)stencil;
-    pd.nfields = nfields;
-    pd.fields = fields;
-    pd.transport_name = (transport && transport[0]) ? transport : NULL;
-    rc = hs_plan_create(d, &pd, out);
-  }
-  free(fields);
-  return rc;
+  for (int a = 0; a < HS_MAX_DIMS; a++) pd.depth[a] = a < d->ndims ? depth[a] : 0;
+  pd.stencil = (hs_stencil)stencil;
+  return hs__f_plan_finish(d, "haloswap_geometry_init", rc, &pd, fields, nfields, transport,
+                           orows, norder, offsets, nsweep, axes, out);
 }
 
 static const char *const kind_name[4] = {"real(8)", "real(4)", "integer(4)", "integer(8)"};

@@ -112,6 +112,11 @@ module field_mpi
             , field_interior_to_buffer_integer  &
             , field_buffer_to_halo_integer
 
+    ! A staged call's array as a haloswap field, after checking it against box.
+    interface field_in
+        module procedure :: field_f64_in, field_int_in
+    end interface field_in
+
     ! The public C API's blocking swaps; arrays: NULL (the registered ones) or one pointer per
     ! field (include/haloswap.h).
     interface
@@ -126,8 +131,8 @@ module field_mpi
         end function hs_reverse
     end interface
 
-    ! The two directions of the staged calls.
-    integer, parameter :: FILL = 1, GATHER = 2
+    ! The two directions of the staged calls (and SWAP: both, for field_halo_swap_*).
+    integer, parameter :: FILL = 1, GATHER = 2, SWAP = 3
     character(len=*), parameter :: DIRNAME(2) = ["fill      ", "accumulate"]
     ! Slot states: nothing recorded, recorded for the next exchange, exchanged.
     integer, parameter :: EMPTY = 0, STAGED = 1, DONE = 2
@@ -171,117 +176,114 @@ contains
 
     !::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::
     ! Convenience routines: one field (or one vector field) filled, accumulated or both.
+    ! Each specific only fixes the rank EPIC's generic resolves on; convenience does the rest.
 
     subroutine fill_scalar_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_halo_fill_scalar"
-
-        call check_shape(who, shape(data), 3)
-        call one_exchange(FILL, [field_3d(data)], 3, l_alloc, who)
+        call convenience(FILL, data, .false., l_alloc, "field_halo_fill_scalar")
     end subroutine fill_scalar_3d
 
     subroutine fill_scalar_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_halo_fill_scalar"
-
-        call check_shape(who, shape(data), 2)
-        call one_exchange(FILL, [field_2d(data)], 2, l_alloc, who)
+        call convenience(FILL, data, .false., l_alloc, "field_halo_fill_scalar")
     end subroutine fill_scalar_2d
 
     subroutine fill_vector_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):, :)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_halo_fill_vector"
-        integer                                 :: nc
-
-        call check_vector(who, shape(data), 3, is_contiguous(data))
-        call one_exchange(FILL, [(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, &
-                          l_alloc, who)
+        call convenience(FILL, data, .true., l_alloc, "field_halo_fill_vector")
     end subroutine fill_vector_3d
 
     subroutine fill_vector_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):, :)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_halo_fill_vector"
-        integer                                 :: nc
-
-        call check_vector(who, shape(data), 2, is_contiguous(data))
-        call one_exchange(FILL, [(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, &
-                          l_alloc, who)
+        call convenience(FILL, data, .true., l_alloc, "field_halo_fill_vector")
     end subroutine fill_vector_2d
 
     subroutine accumulate_scalar_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_interior_accumulate_scalar"
-
-        call check_shape(who, shape(data), 3)
-        call one_exchange(GATHER, [field_3d(data)], 3, l_alloc, who)
+        call convenience(GATHER, data, .false., l_alloc, "field_interior_accumulate_scalar")
     end subroutine accumulate_scalar_3d
 
     subroutine accumulate_scalar_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_interior_accumulate_scalar"
-
-        call check_shape(who, shape(data), 2)
-        call one_exchange(GATHER, [field_2d(data)], 2, l_alloc, who)
+        call convenience(GATHER, data, .false., l_alloc, "field_interior_accumulate_scalar")
     end subroutine accumulate_scalar_2d
 
     subroutine accumulate_vector_3d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):, :)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_interior_accumulate_vector"
-        integer                                 :: nc
-
-        call check_vector(who, shape(data), 3, is_contiguous(data))
-        call one_exchange(GATHER, [(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, &
-                          l_alloc, who)
+        call convenience(GATHER, data, .true., l_alloc, "field_interior_accumulate_vector")
     end subroutine accumulate_vector_3d
 
     subroutine accumulate_vector_2d(data, l_alloc)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):, :)
         logical,          intent(in)            :: l_alloc
-        character(len=*), parameter             :: who = "field_interior_accumulate_vector"
-        integer                                 :: nc
-
-        call check_vector(who, shape(data), 2, is_contiguous(data))
-        call one_exchange(GATHER, [(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, &
-                          l_alloc, who)
+        call convenience(GATHER, data, .true., l_alloc, "field_interior_accumulate_vector")
     end subroutine accumulate_vector_2d
 
-    ! Owners first, then the halos: shared corner points end with the owners' totals.
     subroutine swap_scalar_3d(data)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
-
-        call check_shape("field_halo_swap_scalar", shape(data), 3)
-        call swap([field_3d(data)], 3, "field_halo_swap_scalar")
+        call convenience(SWAP, data, .false., .false., "field_halo_swap_scalar")
     end subroutine swap_scalar_3d
 
     subroutine swap_scalar_2d(data)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
-
-        call check_shape("field_halo_swap_scalar", shape(data), 2)
-        call swap([field_2d(data)], 2, "field_halo_swap_scalar")
+        call convenience(SWAP, data, .false., .false., "field_halo_swap_scalar")
     end subroutine swap_scalar_2d
 
     subroutine swap_vector_3d(data)
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):, :)
-        integer                                 :: nc
-
-        call check_vector("field_halo_swap_vector", shape(data), 3, is_contiguous(data))
-        call swap([(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))], 3, "field_halo_swap_vector")
+        call convenience(SWAP, data, .true., .false., "field_halo_swap_vector")
     end subroutine swap_vector_3d
 
     subroutine swap_vector_2d(data)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):, :)
-        integer                                 :: nc
-
-        call check_vector("field_halo_swap_vector", shape(data), 2, is_contiguous(data))
-        call swap([(field_2d(data(:, :, nc)), nc = 1, size(data, 3))], 2, "field_halo_swap_vector")
+        call convenience(SWAP, data, .true., .false., "field_halo_swap_vector")
     end subroutine swap_vector_2d
+
+    ! Any of the above: the field (l_vector: each component data(..., nc)) checked against
+    ! box and exchanged as EPIC's routine would: fill, accumulate, or both for SWAP (owners
+    ! first, then the halos: shared corner points end with the owners' totals).
+    subroutine convenience(op, data, l_vector, l_alloc, who)
+        integer,          intent(in)            :: op
+        double precision, intent(inout), target :: data(..)
+        logical,          intent(in)            :: l_vector, l_alloc
+        character(len=*), intent(in)            :: who
+        type(haloswap_gfield), allocatable      :: fields(:)
+        integer                                 :: ndim, nc
+
+        ndim = rank(data) - merge(1, 0, l_vector)
+        if (l_vector) then
+            call check_vector(who, shape(data), ndim, is_contiguous(data))
+        else
+            call check_shape(who, shape(data), ndim)
+        endif
+        select rank (data)
+        rank (2)
+            fields = [field_2d(data)]
+        rank (3)
+            if (l_vector) then
+                fields = [(field_2d(data(:, :, nc)), nc = 1, size(data, 3))]
+            else
+                fields = [field_3d(data)]
+            endif
+        rank (4)
+            fields = [(field_3d(data(:, :, :, nc)), nc = 1, size(data, 4))]
+        end select
+        if (op /= SWAP) then
+            call one_exchange(op, fields, ndim, l_alloc, who)
+            return
+        endif
+        call field_mpi_alloc(size(fields), ndim)
+        call one_exchange(GATHER, fields, ndim, .false., who)
+        call one_exchange(FILL, fields, ndim, .false., who)
+        call field_mpi_dealloc
+    end subroutine convenience
 
     ! What EPIC's convenience routines do with their buffers: components 1..n recorded, one
     ! exchange, checked; a batch of n components opened and closed around it if l_alloc.
@@ -302,17 +304,6 @@ contains
         enddo
         if (l_alloc) call field_mpi_dealloc
     end subroutine one_exchange
-
-    subroutine swap(fields, ndim, who)
-        type(haloswap_gfield), intent(in) :: fields(:)
-        integer,               intent(in) :: ndim
-        character(len=*),      intent(in) :: who
-
-        call field_mpi_alloc(size(fields), ndim)
-        call one_exchange(GATHER, fields, ndim, .false., who)
-        call one_exchange(FILL, fields, ndim, .false., who)
-        call field_mpi_dealloc
-    end subroutine swap
 
     ! Local: zero the halo points an exchange writes (x and y sides, every z).
     subroutine reset_scalar(data)
@@ -353,46 +344,38 @@ contains
     subroutine interior_to_buffer_3d(data, nc)
         double precision, intent(in), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer,          intent(in)         :: nc
-
-        call stage(FILL, nc, field_3d_in(data, "field_interior_to_buffer"), &
-                   "field_interior_to_buffer")
+        call stage(FILL, nc, field_in(data, "field_interior_to_buffer"), "field_interior_to_buffer")
     end subroutine interior_to_buffer_3d
 
     subroutine interior_to_buffer_2d(data, nc)
         double precision, intent(in), target :: data(box%hlo(2):, box%hlo(1):)
         integer,          intent(in)         :: nc
-
-        call stage(FILL, nc, field_2d_in(data, "field_interior_to_buffer"), &
-                   "field_interior_to_buffer")
+        call stage(FILL, nc, field_in(data, "field_interior_to_buffer"), "field_interior_to_buffer")
     end subroutine interior_to_buffer_2d
 
     subroutine field_interior_to_buffer_integer(data, nc)
         integer, intent(in), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer, intent(in)         :: nc
-
-        call stage(FILL, nc, field_int_in(data, "field_interior_to_buffer_integer"), &
+        call stage(FILL, nc, field_in(data, "field_interior_to_buffer_integer"), &
                    "field_interior_to_buffer_integer")
     end subroutine field_interior_to_buffer_integer
 
     subroutine halo_to_buffer_3d(data, nc)
         double precision, intent(in), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer,          intent(in)         :: nc
-
-        call stage(GATHER, nc, field_3d_in(data, "field_halo_to_buffer"), "field_halo_to_buffer")
+        call stage(GATHER, nc, field_in(data, "field_halo_to_buffer"), "field_halo_to_buffer")
     end subroutine halo_to_buffer_3d
 
     subroutine halo_to_buffer_2d(data, nc)
         double precision, intent(in), target :: data(box%hlo(2):, box%hlo(1):)
         integer,          intent(in)         :: nc
-
-        call stage(GATHER, nc, field_2d_in(data, "field_halo_to_buffer"), "field_halo_to_buffer")
+        call stage(GATHER, nc, field_in(data, "field_halo_to_buffer"), "field_halo_to_buffer")
     end subroutine halo_to_buffer_2d
 
     subroutine field_halo_to_buffer_integer(data, nc)
         integer, intent(in), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer, intent(in)         :: nc
-
-        call stage(GATHER, nc, field_int_in(data, "field_halo_to_buffer_integer"), &
+        call stage(GATHER, nc, field_in(data, "field_halo_to_buffer_integer"), &
                    "field_halo_to_buffer_integer")
     end subroutine field_halo_to_buffer_integer
 
@@ -400,26 +383,21 @@ contains
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer,          intent(in)            :: nc
         logical,          intent(in)            :: l_add
-
-        call unstage(FILL, nc, field_3d_in(data, "field_buffer_to_halo"), l_add, &
-                     "field_buffer_to_halo")
+        call unstage(FILL, nc, field_in(data, "field_buffer_to_halo"), l_add, "field_buffer_to_halo")
     end subroutine buffer_to_halo_3d
 
     subroutine buffer_to_halo_2d(data, nc, l_add)
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         integer,          intent(in)            :: nc
         logical,          intent(in)            :: l_add
-
-        call unstage(FILL, nc, field_2d_in(data, "field_buffer_to_halo"), l_add, &
-                     "field_buffer_to_halo")
+        call unstage(FILL, nc, field_in(data, "field_buffer_to_halo"), l_add, "field_buffer_to_halo")
     end subroutine buffer_to_halo_2d
 
     subroutine field_buffer_to_halo_integer(data, nc, l_add)
         integer, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer, intent(in)            :: nc
         logical, intent(in)            :: l_add
-
-        call unstage(FILL, nc, field_int_in(data, "field_buffer_to_halo_integer"), l_add, &
+        call unstage(FILL, nc, field_in(data, "field_buffer_to_halo_integer"), l_add, &
                      "field_buffer_to_halo_integer")
     end subroutine field_buffer_to_halo_integer
 
@@ -427,8 +405,7 @@ contains
         double precision, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer,          intent(in)            :: nc
         logical,          intent(in)            :: l_add
-
-        call unstage(GATHER, nc, field_3d_in(data, "field_buffer_to_interior"), l_add, &
+        call unstage(GATHER, nc, field_in(data, "field_buffer_to_interior"), l_add, &
                      "field_buffer_to_interior")
     end subroutine buffer_to_interior_3d
 
@@ -436,8 +413,7 @@ contains
         double precision, intent(inout), target :: data(box%hlo(2):, box%hlo(1):)
         integer,          intent(in)            :: nc
         logical,          intent(in)            :: l_add
-
-        call unstage(GATHER, nc, field_2d_in(data, "field_buffer_to_interior"), l_add, &
+        call unstage(GATHER, nc, field_in(data, "field_buffer_to_interior"), l_add, &
                      "field_buffer_to_interior")
     end subroutine buffer_to_interior_2d
 
@@ -445,8 +421,7 @@ contains
         integer, intent(inout), target :: data(box%hlo(3):, box%hlo(2):, box%hlo(1):)
         integer, intent(in)            :: nc
         logical, intent(in)            :: l_add
-
-        call unstage(GATHER, nc, field_int_in(data, "field_buffer_to_interior_integer"), l_add, &
+        call unstage(GATHER, nc, field_in(data, "field_buffer_to_interior_integer"), l_add, &
                      "field_buffer_to_interior_integer")
     end subroutine field_buffer_to_interior_integer
 
@@ -522,29 +497,23 @@ contains
 
     ! The same for the staged calls' arguments, after checking shape and contiguity (an
     ! intent(in) array is only read here; the exchange writes it through the plan).
-    function field_3d_in(a, who) result(f)
-        double precision, intent(in), target :: a(:, :, :)
+    function field_f64_in(a, who) result(f)
+        double precision, intent(in), target :: a(..)
         character(len=*), intent(in)         :: who
         type(haloswap_gfield)                :: f
-        double precision, pointer            :: p(:, :, :)
+        double precision, pointer            :: p3(:, :, :), p2(:, :)
 
-        call check_shape(who, shape(a), 3)
+        call check_shape(who, shape(a), rank(a))
         call check_contiguous(who, is_contiguous(a))
-        call c_f_pointer(c_loc(a(1, 1, 1)), p, shape(a))
-        f = field_3d(p)
-    end function field_3d_in
-
-    function field_2d_in(a, who) result(f)
-        double precision, intent(in), target :: a(:, :)
-        character(len=*), intent(in)         :: who
-        type(haloswap_gfield)                :: f
-        double precision, pointer            :: p(:, :)
-
-        call check_shape(who, shape(a), 2)
-        call check_contiguous(who, is_contiguous(a))
-        call c_f_pointer(c_loc(a(1, 1)), p, shape(a))
-        f = field_2d(p)
-    end function field_2d_in
+        select rank (a)
+        rank (3)
+            call c_f_pointer(c_loc(a), p3, shape(a))
+            f = field_3d(p3)
+        rank (2)
+            call c_f_pointer(c_loc(a), p2, shape(a))
+            f = field_2d(p2)
+        end select
+    end function field_f64_in
 
     function field_int_in(a, who) result(f)
         integer,          intent(in), target :: a(:, :, :)
@@ -554,7 +523,7 @@ contains
 
         call check_shape(who, shape(a), 3)
         call check_contiguous(who, is_contiguous(a))
-        call c_f_pointer(c_loc(a(1, 1, 1)), p, shape(a))
+        call c_f_pointer(c_loc(a), p, shape(a))
         f = haloswap_gfield(p, [0, 1, 1])
         call set_depths(f)
     end function field_int_in

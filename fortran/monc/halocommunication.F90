@@ -191,8 +191,8 @@ module halo_communication_mod
      procedure(copy_halo_buffer_to_field_proc_interface), pointer, nopass :: unpack_cb => null()
      procedure(copy_halo_buffer_to_corner_proc_interface), pointer, nopass :: &
           cunpack_cb => null()
+     ! The call's source_data; not allocated (so absent in the callbacks) without one.
      type(field_data_wrapper_type), allocatable :: src(:)
-     logical :: have_src = .false.
      integer :: hook_error = 0
      character(len=200) :: hook_msg = ''
      ! Measurement switches and counters.
@@ -420,15 +420,13 @@ contains
     real(kind=DEFAULT_PRECISION), dimension(:,:,:), intent(inout) :: halo_buffer
     real(kind=DEFAULT_PRECISION), dimension(:,:,:), intent(inout) :: field_data
 
-    integer :: zs, ze, ya, xa
+    integer :: zs, ze, ys(4), xs(4), k
     zs = local_grid%local_domain_start_index(Z_INDEX)
     ze = local_grid%local_domain_end_index(Z_INDEX)
-    ya = y_target_index + merge(-1, 1, corner_loc < 3)
-    xa = x_target_index + merge(-1, 1, corner_loc == 1 .or. corner_loc == 3)
-    field_data(zs:ze, y_target_index, x_target_index) = halo_buffer(:, 4, halo_page)
-    field_data(zs:ze, ya, x_target_index) = halo_buffer(:, 3, halo_page)
-    field_data(zs:ze, y_target_index, xa) = halo_buffer(:, 2, halo_page)
-    field_data(zs:ze, ya, xa) = halo_buffer(:, 1, halo_page)
+    call corner_columns(corner_loc, x_target_index, y_target_index, ys, xs)
+    do k = 1, 4
+      field_data(zs:ze, ys(k), xs(k)) = halo_buffer(:, 5 - k, halo_page)
+    end do
   end subroutine copy_buffer_to_corner
 
   !> One received page into the halo plane target_index of dimension dim.
@@ -481,14 +479,24 @@ contains
     real(kind=DEFAULT_PRECISION), dimension(:,:,:), intent(inout) :: halo_buffer
     real(kind=DEFAULT_PRECISION), dimension(:,:,:), intent(inout) :: field_data
 
-    integer :: ya, xa
-    ya = y_source_index + merge(-1, 1, corner_loc < 3)
-    xa = x_source_index + merge(-1, 1, corner_loc == 1 .or. corner_loc == 3)
-    halo_buffer(:, 1, halo_page) = field_data(:, y_source_index, x_source_index)
-    halo_buffer(:, 2, halo_page) = field_data(:, ya, x_source_index)
-    halo_buffer(:, 3, halo_page) = field_data(:, y_source_index, xa)
-    halo_buffer(:, 4, halo_page) = field_data(:, ya, xa)
+    integer :: ys(4), xs(4), k
+    call corner_columns(corner_loc, x_source_index, y_source_index, ys, xs)
+    do k = 1, 4
+      halo_buffer(:, k, halo_page) = field_data(:, ys(k), xs(k))
+    end do
   end subroutine copy_corner_to_buffer
+
+  !> The 2x2 block of columns at corner corner_loc from column (y, x) in MONC's page order:
+  !! (y, x), (y-+1, x), (y, x-+1), (y-+1, x-+1), stepping towards the corner.
+  subroutine corner_columns(corner_loc, x, y, ys, xs)
+    integer, intent(in) :: corner_loc, x, y
+    integer, intent(out) :: ys(4), xs(4)
+    integer :: ya, xa
+    ya = y + merge(-1, 1, corner_loc < 3)
+    xa = x + merge(-1, 1, corner_loc == 1 .or. corner_loc == 3)
+    ys = [y, ya, y, ya]
+    xs = [x, x, xa, xa]
+  end subroutine corner_columns
 
   !> Halo copies within one field for every direction whose neighbour is this rank.
   subroutine perform_local_data_copy_for_field(field_data, local_grid, my_rank, halo_depth, &
@@ -911,6 +919,34 @@ contains
     end if
   end function side_of
 
+  !> What both hooks do first: the context, MONC's state and halo state of the call, and
+  !! the region's side along y and x (sy, sx). False: nothing to do (no MONC swap running:
+  !! a transport that times trial swaps while the plan is created, auto, runs the hooks
+  !! outside one) or a region this module never asks for (recorded for check_hooks).
+  logical function hook_begin(ctxp, region, halo, c, st, hs, sy, sx)
+    type(c_ptr), intent(in) :: ctxp
+    type(hs_region_c), intent(in) :: region
+    logical, intent(in) :: halo
+    type(monc_haloswap_ctx), pointer, intent(out) :: c
+    type(model_state_type), pointer, intent(out) :: st
+    type(halo_communication_type), pointer, intent(out) :: hs
+    integer, intent(out) :: sy, sx
+
+    hook_begin = .false.
+    call c_f_pointer(ctxp, c)
+    if (.not. c_associated(c%state)) return
+    call c_f_pointer(c%state, st)
+    call c_f_pointer(c%hstate, hs)
+    sy = side_of(region%lo(1), region%count(1), c%vext(1), c%plan_depth, halo)
+    sx = side_of(region%lo(2), region%count(2), c%vext(2), c%plan_depth, halo)
+    if (sy == 99 .or. sx == 99 .or. (sy == 0 .and. sx == 0)) then
+      call hook_failed(c, trim(merge("unpack hook", "pack hook  ", halo)) // &
+           " got an unexpected region", region)
+      return
+    end if
+    hook_begin = .true.
+  end function hook_begin
+
   !> haloswap asks for the send data of one direction: MONC's copy callbacks write it
   !! straight into buf (the transport's send memory).
   subroutine pack_hook(ctxp, region, buf) bind(c)
@@ -924,18 +960,7 @@ contains
     integer :: sy, sx, dim, side, j, k, loc, n, lb, src, xs, ys
     integer, allocatable :: current_page(:)
 
-    call c_f_pointer(ctxp, c)
-    ! A transport that times trial swaps while the plan is created (auto) runs the hooks
-    ! outside any MONC swap: there is nothing to pack or unpack then.
-    if (.not. c_associated(c%state)) return
-    call c_f_pointer(c%state, st)
-    call c_f_pointer(c%hstate, hs)
-    sy = side_of(region%lo(1), region%count(1), c%vext(1), c%plan_depth, .false.)
-    sx = side_of(region%lo(2), region%count(2), c%vext(2), c%plan_depth, .false.)
-    if (sy == 99 .or. sx == 99 .or. (sy == 0 .and. sx == 0)) then
-      call hook_failed(c, "pack hook got an unexpected region", region)
-      return
-    end if
+    if (.not. hook_begin(ctxp, region, .false., c, st, hs, sy, sx)) return
     allocate(current_page(max(c%nneigh, 1)))
     current_page = 1
     if (sy /= 0 .and. sx /= 0) then
@@ -949,11 +974,7 @@ contains
       flat => pages_from(buf, lb, c%fields, c%nz * 4)
       hs%halo_swap_neighbours(loc)%send_corner_buffer(1:c%nz, 1:4, 1:lb + c%fields - 1) => flat
       current_page(loc) = lb
-      if (c%have_src) then
-        call c%cpack_cb(st, hs%halo_swap_neighbours(loc), j, xs, ys, loc, current_page, c%src)
-      else
-        call c%cpack_cb(st, hs%halo_swap_neighbours(loc), j, xs, ys, loc, current_page)
-      end if
+      call c%cpack_cb(st, hs%halo_swap_neighbours(loc), j, xs, ys, loc, current_page, c%src)
       nullify(hs%halo_swap_neighbours(loc)%send_corner_buffer)
       return
     end if
@@ -982,11 +1003,7 @@ contains
       hs%halo_swap_neighbours(loc)%send_halo_buffer(1:c%nz, 1:n, 1:lb + (k + 1) * c%fields - 1) &
            => flat
       current_page(loc) = c%page0(dim, j)
-      if (c%have_src) then
-        call c%pack_cb(st, hs%halo_swap_neighbours(loc), dim, src, loc, current_page, c%src)
-      else
-        call c%pack_cb(st, hs%halo_swap_neighbours(loc), dim, src, loc, current_page)
-      end if
+      call c%pack_cb(st, hs%halo_swap_neighbours(loc), dim, src, loc, current_page, c%src)
       nullify(hs%halo_swap_neighbours(loc)%send_halo_buffer)
       k = k + 1
     end do
@@ -1006,18 +1023,7 @@ contains
     integer, allocatable :: current_page(:)
     type(c_ptr) :: mem
 
-    call c_f_pointer(ctxp, c)
-    ! A transport that times trial swaps while the plan is created (auto) runs the hooks
-    ! outside any MONC swap: there is nothing to pack or unpack then.
-    if (.not. c_associated(c%state)) return
-    call c_f_pointer(c%state, st)
-    call c_f_pointer(c%hstate, hs)
-    sy = side_of(region%lo(1), region%count(1), c%vext(1), c%plan_depth, .true.)
-    sx = side_of(region%lo(2), region%count(2), c%vext(2), c%plan_depth, .true.)
-    if (sy == 99 .or. sx == 99 .or. (sy == 0 .and. sx == 0)) then
-      call hook_failed(c, "unpack hook got an unexpected region", region)
-      return
-    end if
+    if (.not. hook_begin(ctxp, region, .true., c, st, hs, sy, sx)) return
     if (.not. associated(c%unpack_cb)) then
       call hook_failed(c, "data arrived during initiate_nonblocking_halo_swap", region)
       return
@@ -1036,11 +1042,7 @@ contains
       flat => pages_from(recv_memory(c, buf, m), lb, c%fields, c%nz * 4)
       hs%halo_swap_neighbours(loc)%recv_corner_buffer(1:c%nz, 1:4, 1:lb + c%fields - 1) => flat
       current_page(loc) = lb
-      if (c%have_src) then
-        call c%cunpack_cb(st, hs%halo_swap_neighbours(loc), j, xt, yt, loc, current_page, c%src)
-      else
-        call c%cunpack_cb(st, hs%halo_swap_neighbours(loc), j, xt, yt, loc, current_page)
-      end if
+      call c%cunpack_cb(st, hs%halo_swap_neighbours(loc), j, xt, yt, loc, current_page, c%src)
       nullify(hs%halo_swap_neighbours(loc)%recv_corner_buffer)
       return
     end if
@@ -1068,11 +1070,7 @@ contains
       hs%halo_swap_neighbours(loc)%recv_halo_buffer(1:c%nz, 1:n, 1:lb + c%depth * c%fields - 1) &
            => flat
       current_page(loc) = c%page0(dim, j)
-      if (c%have_src) then
-        call c%unpack_cb(st, hs%halo_swap_neighbours(loc), dim, t, loc, current_page, c%src)
-      else
-        call c%unpack_cb(st, hs%halo_swap_neighbours(loc), dim, t, loc, current_page)
-      end if
+      call c%unpack_cb(st, hs%halo_swap_neighbours(loc), dim, t, loc, current_page, c%src)
       nullify(hs%halo_swap_neighbours(loc)%recv_halo_buffer)
     end do
   end subroutine unpack_hook
@@ -1131,7 +1129,6 @@ contains
   subroutine set_source(c, source_data)
     type(monc_haloswap_ctx), intent(inout) :: c
     type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    c%have_src = present(source_data)
     if (present(source_data)) then
       c%src = source_data     ! copies the wrappers (pointers), not the data
     else if (allocated(c%src)) then
@@ -1147,7 +1144,7 @@ contains
     c%cpack_cb => null()
     c%unpack_cb => null()
     c%cunpack_cb => null()
-    c%have_src = .false.
+    if (allocated(c%src)) deallocate(c%src)
   end subroutine clear_call
 
   function context_of(hs, where) result(c)

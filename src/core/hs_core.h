@@ -168,10 +168,12 @@ void hs__fail_free(hs_plan p);
 int hs__swap_fail(hs_plan p, int code);
 
 /* ---- the Fortran modules' C halves (fortran/haloswap_f.c, fortran/haloswap_geometry_f.c) */
-/* Their optional combine-order arguments into pd: order_offsets(orows = 3, norder) or
- * sweep_axes(nsweep) (1-based axes, checked and named as the Fortran caller wrote them);
- * norder, nsweep -1: absent. Local. */
-int hs__f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, int norder,
-                const int *offsets, int nsweep, const int *axes);
+/* How both plan constructors end, given rc so far, pd (depth, stencil... set) and their
+ * fields: the optional combine-order arguments into pd (order_offsets(orows = 3, norder) or
+ * sweep_axes(nsweep), 1-based axes checked and named as the Fortran caller wrote them;
+ * norder, nsweep -1: absent), agreement on rc, the plan. Frees fields. Collective. */
+int hs__f_plan_finish(hs_decomp d, const char *who, int rc, hs_plan_desc *pd, hs_field *fields,
+                      int nfields, const char *transport, int orows, int norder,
+                      const int *offsets, int nsweep, const int *axes, hs_plan *out);
 
 #endif

@@ -9,17 +9,20 @@
 #  - the Robert bubble (examples/robert3d.nml, 32^3, 150 s of model time: 61 steps, output every
 #    30 s) at each rank count: every variable of every NetCDF file (fields, field and parcel
 #    statistics, parcels) bit for bit (nc_bitdiff, compiled from tools/real-code/nc_bitdiff.c).
-# With MPICH (Debian has no netCDF for it) multi-rank runs cannot write files: the case is
-# compared at 1 rank only and reported as skipped above.
+# NETCDF_C_DIR_<mpi> / NETCDF_FORTRAN_DIR_<mpi> (environment; <mpi>: openmpi or mpich): the
+# netCDF to build with (default: Debian's, /usr/lib/x86_64-linux-gnu/netcdf/mpi for Open MPI
+# and /usr for Fortran). Debian has no parallel netCDF for MPICH: without NETCDF_C_DIR_mpich
+# (a netCDF-C built with MPICH) multi-rank runs cannot write files, and the case is compared
+# at 1 rank only and reported as skipped above.
 # --bench N: N launches of the case at 2 ranks per variant, interleaved (own, then each
 # transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per call.
 # EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
 
-EPIC_UNIT_TESTS="test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
+EPIC_UNIT_TESTS=${EPIC_UNIT_TESTS-"test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
   test_mpi_field_interior_accumulate test_mpi_field_interior_accumulate_vector
   test_mpi_grid2par test_mpi_parcel_init_3d test_mpi_trilinear test_mpi_laplace_correction_3d
   test_mpi_gradient_correction_3d test_mpi_parcel_correction_3d test_mpi_vor2vel
-  test_mpi_vtend test_mpi_parcel_diagnostics"
+  test_mpi_vtend test_mpi_parcel_diagnostics"}   # (environment: a subset; "" for the case only)
 EPIC_CASE_TIME=150   # model seconds of the Robert case (61 steps at 32^3)
 
 # What the builds need beyond haloswap's own dependencies; installed when missing (as root
@@ -47,9 +50,16 @@ EPIC_NC_MPI=/usr/lib/x86_64-linux-gnu/netcdf/mpi   # Debian's netCDF on Open MPI
 # (VARIANT own) or the drop-in (VARIANT haloswap, from the haloswap install in DIR/../haloswap).
 # A build whose inputs have not changed is kept (DIR/stamp).
 epic_build() {
-  local mpi=$1 variant=$2 dir=$3 hs stamp ncdir fcflags="" libs=""
+  local mpi=$1 variant=$2 dir=$3 hs stamp ncdir ncfdir fcflags="" libs="" ldflags=""
   hs=$(dirname "$dir")/haloswap
-  stamp=$( (cd "$HS_CHECK_SRC" && { git rev-parse HEAD && git diff; } 2>/dev/null || true
+  ncdir=/usr
+  [ "$mpi" = openmpi ] && ncdir=$EPIC_NC_MPI
+  ncdir=$(eval echo "\${NETCDF_C_DIR_$mpi:-$ncdir}")
+  ncfdir=$(eval echo "\${NETCDF_FORTRAN_DIR_$mpi:-/usr}")
+  # A netCDF-C of one's own comes before Debian's (same soname) for netCDF-Fortran's use too.
+  [ "$ncdir" = /usr ] || [ "$ncdir" = "$EPIC_NC_MPI" ] ||
+    ldflags="-Wl,--disable-new-dtags -Wl,-rpath,$ncdir/lib"
+  stamp=$( (echo "$ncdir $ncfdir"; cd "$HS_CHECK_SRC" && { git rev-parse HEAD && git diff; } 2>/dev/null || true
            if [ "$variant" = haloswap ]; then
              cat "$hs/share/haloswap/epic/field_mpi.f90" "$hs/lib/libhaloswap.a" "$hs/lib/libhaloswap_f.a"
            fi) | sha1sum | cut -c1-16)
@@ -63,13 +73,11 @@ epic_build() {
     fcflags="-I$hs/include"
     libs=$(PKG_CONFIG_PATH=$hs/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
   fi
-  ncdir=/usr
-  [ "$mpi" = openmpi ] && ncdir=$EPIC_NC_MPI
   echo "epic: building $variant ($mpi) in $dir" >&2
   # EPIC's Makefiles do not order Fortran modules across directories: plain make, not -j.
   (cd "$dir/src" && ./bootstrap >"$dir/bootstrap.log" 2>&1 &&
-   FC=mpif90.$mpi FCFLAGS="$fcflags" LIBS="$libs" NETCDF_C_DIR=$ncdir NETCDF_FORTRAN_DIR=/usr \
-     ./configure --enable-unit-tests --prefix="$dir/install" >"$dir/configure.log" 2>&1 &&
+   FC=mpif90.$mpi FCFLAGS="$fcflags" LIBS="$libs" NETCDF_C_DIR=$ncdir NETCDF_FORTRAN_DIR=$ncfdir \
+     LDFLAGS="$ldflags" ./configure --enable-unit-tests --prefix="$dir/install" >"$dir/configure.log" 2>&1 &&
    nice -n 10 make >"$dir/make.log" 2>&1) || {
     echo "epic: building $variant ($mpi) failed; see $dir/{bootstrap,configure,make}.log" >&2
     tail -20 "$dir/make.log" >&2 2>/dev/null
@@ -228,9 +236,9 @@ epic_main() {
     done
     # The Robert case: EPIC's own run per rank count, then the drop-in's per transport.
     for n in ${EPIC_CASE_RANKS:-${HS_CHECK_RANKS:-1 2 4}}; do
-      if [ "$mpi" = mpich ] && [ "$n" -gt 1 ]; then
+      if [ "$mpi" = mpich ] && [ "$n" -gt 1 ] && [ -z "${NETCDF_C_DIR_mpich:-}" ]; then
         hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(all)" "$mpi" skipped \
-          "Debian has no netCDF for MPICH: multi-rank runs write no files"
+          "Debian has no netCDF for MPICH (NETCDF_C_DIR_mpich): multi-rank runs write no files"
         continue
       fi
       if ! epic_case "$mpi" "$w/own" "$w/runs/own-np$n" "$n" >/dev/null; then

@@ -60,3 +60,67 @@ hs_table_row() { # case ranks transport mpi result detail
   printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}"
   [ "$5" = identical ] || [ "$5" = skipped ] || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
 }
+
+# The --bench instrument (tools/real-code/xtimer.c, docs/real-codes.md "The --bench
+# instrument"). xt_instrument MPI ROOT SPEC [PREFIX]: compiles the exclusive exchange timer for
+# the build whose objects are under ROOT, into ROOT/xtimer/. SPEC has one line per routine,
+# "label symbol [symbol...]": the first symbol the objects define is wrapped (a routine can be
+# named differently in the code's own module and in the drop-in). With PREFIX (the drop-in's
+# haloswap install) haloswap's completing calls are wrapped too, for the byte count. Prints
+# the link options that apply it (-Wl,--wrap=... -Wl,ROOT/xtimer/xtimer.o) and lists the
+# wrapped symbols in ROOT/xtimer/wrapped.
+xt_instrument() {
+  local mpi=$1 root=$2 spec=$3 hs=${4:-} out=$2/xtimer defs i=0 label syms s flags="" cflags=""
+  rm -rf "$out" && mkdir -p "$out"
+  defs=$(find "$root" -name '*.o' -exec nm --defined-only {} + 2>/dev/null |
+         awk '$2 == "T" { print $3 }' | sort -u)
+  : >"$out/syms.h"
+  : >"$out/wrapped"
+  while read -r label syms; do
+    [ -n "$label" ] || continue
+    for s in $syms; do
+      if grep -qx -- "$s" <<<"$defs"; then
+        echo "XT($i, $s, \"$label\")" >>"$out/syms.h"
+        echo "$label $s" >>"$out/wrapped"
+        flags="$flags -Wl,--wrap=$s"
+        i=$((i + 1))
+        break
+      fi
+    done
+  done <<<"$spec"
+  if [ -n "$hs" ]; then
+    cflags="-DXT_HS -I$hs/include"
+    for s in hs_swap hs_swap_complete hs_reverse hs_reverse_complete hs_accumulate_fill; do
+      flags="$flags -Wl,--wrap=$s"
+    done
+  fi
+  # shellcheck disable=SC2086
+  mpicc."$mpi" -O2 -fPIC -c $cflags "-DXT_SYMS=\"$out/syms.h\"" \
+    "$HS_CHECK_ROOT/tools/real-code/xtimer.c" -o "$out/xtimer.o" >&2 || return 1
+  echo "$flags -Wl,$out/xtimer.o"
+}
+
+# xt_memcpy_bin: xtimer.c built as the memcpy timer (`BIN BYTES`: median seconds of one memcpy).
+xt_memcpy_bin() {
+  local bin=$HS_CHECK_WORK/xt_memcpy
+  if [ ! -x "$bin" ] || [ "$HS_CHECK_ROOT/tools/real-code/xtimer.c" -nt "$bin" ]; then
+    mkdir -p "$HS_CHECK_WORK"
+    cc -O2 -DXT_MEMCPY_MAIN -o "$bin" "$HS_CHECK_ROOT/tools/real-code/xtimer.c" >&2 || return 1
+  fi
+  echo "$bin"
+}
+
+# xt_same_labels OWN_ROOT DROPIN_ROOT: fails (and says so) unless both builds wrap the same
+# routines.
+xt_same_labels() {
+  if ! cmp -s <(cut -d' ' -f1 "$1/xtimer/wrapped") <(cut -d' ' -f1 "$2/xtimer/wrapped"); then
+    echo "check-real-code: the instrument wraps different routines in the two builds:" >&2
+    diff "$1/xtimer/wrapped" "$2/xtimer/wrapped" >&2
+    return 1
+  fi
+}
+
+# xt_table BENCH_DIR: the bench tables (tools/real-code/xtimer_table.py).
+xt_table() {
+  python3 "$HS_CHECK_ROOT/tools/real-code/xtimer_table.py" "$1" "$(xt_memcpy_bin)"
+}

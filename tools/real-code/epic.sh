@@ -15,7 +15,8 @@
 # (a netCDF-C built with MPICH) multi-rank runs cannot write files, and the case is compared
 # at 1 rank only and reported as skipped above.
 # --bench N: N launches of the case at 2 ranks per variant, interleaved (own, then each
-# transport, repeated), EPIC's own timer 'p2g/v2g halo (non-excl.)' per call.
+# transport, repeated), both builds relinked with the exclusive exchange timer (xtimer.c) on
+# field_mpi's public routines; EPIC's own timer 'p2g/v2g halo (non-excl.)' beside it.
 # EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
 
 EPIC_UNIT_TESTS=${EPIC_UNIT_TESTS-"test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
@@ -23,7 +24,7 @@ EPIC_UNIT_TESTS=${EPIC_UNIT_TESTS-"test_mpi_field_halo_fill test_mpi_field_halo_
   test_mpi_grid2par test_mpi_parcel_init_3d test_mpi_trilinear test_mpi_laplace_correction_3d
   test_mpi_gradient_correction_3d test_mpi_parcel_correction_3d test_mpi_vor2vel
   test_mpi_vtend test_mpi_parcel_diagnostics"}   # (environment: a subset; "" for the case only)
-EPIC_CASE_TIME=150   # model seconds of the Robert case (61 steps at 32^3)
+EPIC_CASE_TIME=${EPIC_CASE_TIME:-150}   # model seconds of the Robert case (150: 61 steps at 32^3)
 
 # What the builds need beyond haloswap's own dependencies; installed when missing (as root
 # with apt-get), else named.
@@ -162,48 +163,86 @@ epic_halo_us() {
     "$1/robert3d.csv"
 }
 
-# median (min-max) of column COL of FILE, and the median alone.
-epic_stats() {
-  sort -g -k"$2" "$1" | awk -v c="$2" 'NF { a[n++] = $c } END {
-    m = (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
-    printf "%.1f (%.1f-%.1f) %.1f", m, a[0], a[n - 1], m }'
+# The routines the bench instrument times: every public entry of field_mpi that other files
+# call, by the generic's name, with the symbol of EPIC's own specific and of the drop-in's.
+EPIC_XT_SPEC=""
+for r in halo_fill_scalar:fill_scalar halo_fill_vector:fill_vector \
+         interior_accumulate_scalar:accumulate_scalar interior_accumulate_vector:accumulate_vector \
+         halo_swap_scalar:swap_scalar halo_swap_vector:swap_vector \
+         interior_to_buffer:interior_to_buffer halo_to_buffer:halo_to_buffer \
+         buffer_to_halo:buffer_to_halo buffer_to_interior:buffer_to_interior; do
+  for d in 3d 2d; do
+    EPIC_XT_SPEC="$EPIC_XT_SPEC
+field_${r%%:*}_$d __field_mpi_MOD_field_${r%%:*}_$d __field_mpi_MOD_${r#*:}_$d"
+  done
+done
+for r in halo_reset_scalar:reset_scalar halo_reset_vector:reset_vector; do
+  EPIC_XT_SPEC="$EPIC_XT_SPEC
+field_${r%%:*} __field_mpi_MOD_field_${r%%:*} __field_mpi_MOD_${r#*:}"
+done
+for r in field_interior_to_buffer_integer field_halo_to_buffer_integer \
+         field_buffer_to_halo_integer field_buffer_to_interior_integer \
+         interior_to_halo_communication halo_to_interior_communication field_mpi_alloc \
+         field_mpi_dealloc; do
+  EPIC_XT_SPEC="$EPIC_XT_SPEC
+$r __field_mpi_MOD_$r"
+done
+
+# epic_relink MPI DIR [LINK]: relinks DIR's epic3d (EPIC's Makefile), with the link options
+# LINK (the bench instrument) or without (as built).
+epic_relink() {
+  rm -f "$2/src/src/3d/epic3d"
+  (cd "$2/src/src/3d" && make epic3d FC="mpif90.$1 ${3:-}" >"$2/relink.log" 2>&1) || {
+    echo "epic: relinking epic3d in $2 failed (relink.log)" >&2; return 1; }
 }
 
-# --bench N: N rounds at 2 ranks; each round runs EPIC's own module, then the drop-in on each
-# transport, without file output (the timer does not include it). Prints, per MPI and variant,
-# the median over rounds (min-max) of the microseconds per call, for the slowest and the
-# fastest rank, and the ratios of the medians to EPIC's own.
+# --bench N: both builds relinked with the exclusive exchange timer (tools/real-code/xtimer.c,
+# EPIC_XT_SPEC), then N rounds at 2 ranks; each round runs EPIC's own module, then the drop-in
+# on each transport, the case without file output. Prints the instrument's tables (exchange
+# time per par2grid call, i.e. per RK stage) with EPIC's own timer 'p2g/v2g halo (non-excl.)'
+# beside it (us per call, slowest rank), and the bytes the drop-in moves. Both binaries are
+# relinked without the timer afterwards.
 epic_bench() {
-  local mpi w r v dir s1 s2 m1 m2 ref1="" ref2=""
-  echo
-  echo "EPIC's timer 'p2g/v2g halo (non-excl.)', us per call, 2 ranks, $HS_CHECK_BENCH interleaved rounds"
-  printf '| %-7s | %-16s | %-24s | %-24s | %s\n' MPI variant "slowest rank" "fastest rank" \
-    "/ EPIC's own (slowest, fastest)"
-  printf '|%s|%s|%s|%s|%s\n' "---------" "------------------" "--------------------------" \
-    "--------------------------" "------------"
+  local mpi w r v dir out steps t flags
   for mpi in $HS_CHECK_MPIS; do
     w=$HS_CHECK_WORK/$mpi
-    rm -rf "$w/bench"
-    for r in $(seq "$HS_CHECK_BENCH"); do
+    echo
+    echo "Timing ($mpi, robert3d 32^3 ${EPIC_CASE_TIME}s without output, 2 ranks, $HS_CHECK_BENCH" \
+         "interleaved rounds, the exclusive exchange timer in both builds)"
+    flags=$(xt_instrument "$mpi" "$w/own/src/src/3d" "$EPIC_XT_SPEC") &&
+      epic_relink "$mpi" "$w/own" "$flags" || continue
+    flags=$(xt_instrument "$mpi" "$w/haloswap-build/src/src/3d" "$EPIC_XT_SPEC" "$w/haloswap") &&
+      epic_relink "$mpi" "$w/haloswap-build" "$flags" || continue
+    xt_same_labels "$w/own/src/src/3d" "$w/haloswap-build/src/src/3d" || continue
+    rm -rf "$w/xt" "$w/bench"
+    for r in $(seq "$HS_CHECK_BENCH") bytes; do
       for v in own $(hs_transports "$mpi"); do
         dir=$w/haloswap-build
         [ "$v" = own ] && dir=$w/own
+        out=$w/xt/2/$v/r$r
+        t="HS_XTIMER_DIR=$out"
+        if [ "$r" = bytes ]; then
+          [ "$v" = p2p ] || continue
+          out=$w/xt/2/bytes
+          t="HS_XTIMER_DIR=$out HS_XTIMER_BYTES=1"
+        fi
+        mkdir -p "$out"
+        printf 'load %s\n' "$(cut -d' ' -f1 /proc/loadavg)" >"$out/meta"
         # shellcheck disable=SC2046
-        EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$v")" EPIC_CASE_OUTPUT=.false. \
-          epic_case "$mpi" "$dir" "$w/bench/$v" 2 >/dev/null || continue
-        epic_halo_us "$w/bench/$v" >>"$w/bench/$v.times"
+        if EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$v") $t" EPIC_CASE_OUTPUT=.false. \
+             epic_case "$mpi" "$dir" "$w/bench/$v" 2 >/dev/null; then
+          steps=$(awk -F, '/^par2grid,/ { print $2 }' "$w/bench/$v/robert3d.csv")
+          printf 'steps %s\ncode %s\ncodewhat %s\n' "$steps" \
+            "$(epic_halo_us "$w/bench/$v" | cut -d' ' -f1)" \
+            "EPIC's 'p2g/v2g halo (non-excl.)', us per call, slowest rank (barriers inside)" \
+            >>"$out/meta"
+        else
+          rm -rf "$out"
+        fi
       done
     done
-    for v in own $(hs_transports "$mpi"); do
-      [ -s "$w/bench/$v.times" ] || continue
-      s1=$(epic_stats "$w/bench/$v.times" 1)
-      s2=$(epic_stats "$w/bench/$v.times" 2)
-      m1=${s1##* } m2=${s2##* }
-      if [ "$v" = own ]; then ref1=$m1 ref2=$m2; fi
-      printf '| %-7s | %-16s | %-24s | %-24s | %s\n' "$mpi" "$v" "${s1% *}" "${s2% *}" \
-        "$(awk -v a="$m1" -v b="$ref1" -v c="$m2" -v d="$ref2" \
-           'BEGIN { if (b > 0 && d > 0) printf "%.2f, %.2f", a / b, c / d }')"
-    done
+    xt_table "$w/xt"
+    epic_relink "$mpi" "$w/own" && epic_relink "$mpi" "$w/haloswap-build"
   done
 }
 
@@ -219,6 +258,7 @@ epic_main() {
     hs_install "$mpi" "$w/haloswap"
     epic_build "$mpi" own "$w/own"
     epic_build "$mpi" haloswap "$w/haloswap-build"
+    [ "$HS_CHECK_BENCH_ONLY" = 1 ] && continue
     # Unit tests: EPIC's own outcome once per rank count, the drop-in's per transport.
     for t in $EPIC_UNIT_TESTS; do
       for n in ${EPIC_UNIT_RANKS:-${HS_CHECK_RANKS:-1 2 3 4}}; do

@@ -4,8 +4,9 @@
 # (tools/real-code/lare3d/control.f90 and initial_conditions.f90, our files) written into both;
 # both built with Lare3d's Makefile; the case run walled and periodic at every rank count, the
 # own module once and the drop-in with every transport; every block of every SDF dump compared
-# bit for bit (tools/real-code/sdf_compare.py). --bench N: N interleaved runs of each variant at
-# 2 and 4 ranks: Lare3d's wall time per run and the drop-in's own time in its five routines.
+# bit for bit (tools/real-code/sdf_compare.py). --bench N: N interleaved rounds of each variant
+# at 2 and 4 ranks, both builds relinked with the exclusive exchange timer (xtimer.c) on the five
+# public routines of mpiboundary (called from boundary.f90), and Lare3d's wall time per run.
 # shellcheck source=sdf.sh
 . "$HS_CHECK_ROOT/tools/real-code/sdf.sh"
 l3_case=$HS_CHECK_ROOT/tools/real-code/lare3d
@@ -20,19 +21,27 @@ for f in src/core/mpiboundary.f90 SDF/FORTRAN/Makefile Makefile; do
   fi
 done
 
-# l3_build DIR MPI [PREFIX]: Lare3d's Makefile; with PREFIX, the drop-in and haloswap from it.
+# l3_build DIR MPI [PREFIX [LINK]]: Lare3d's Makefile; with PREFIX, the drop-in and haloswap
+# from it; with LINK (link options: the bench instrument), bin/lare3d relinked with them
+# (always relinked: a reused build drops the instrument).
 l3_build() {
-  local dir=$1 fc=mpif90.$2 prefix=${3:-}
-  local args=(COMPILER=gfortran "MPIF90=$fc")
-  cp "$l3_case/control.f90" "$l3_case/initial_conditions.f90" "$dir/src/"
+  local dir=$1 fc="mpif90.$2 ${4:-}" prefix=${3:-}
+  local args=(COMPILER=gfortran "MPIF90=$fc") log=build.log
+  rm -f "$dir/bin/lare3d"
+  if [ -n "${4:-}" ]; then
+    log=relink.log
+  else
+    cp -p "$l3_case/control.f90" "$l3_case/initial_conditions.f90" "$dir/src/"
+    [ -z "$prefix" ] ||
+      cp -p "$prefix/share/haloswap/lare3d/mpiboundary.f90" "$dir/src/core/mpiboundary.f90"
+  fi
   if [ -n "$prefix" ]; then
-    cp "$prefix/share/haloswap/lare3d/mpiboundary.f90" "$dir/src/core/mpiboundary.f90"
     args=(COMPILER=gfortran "MPIF90=$fc -I$prefix/include"
           "LDFLAGS=-O3 -LSDF/FORTRAN/lib -lsdf $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig \
             pkg-config --libs --static haloswap-fortran)")
   fi
-  if ! (cd "$dir" && make -j2 "${args[@]}" >build.log 2>&1); then
-    echo "lare3d: build failed in $dir (see $dir/build.log)" >&2
+  if ! (cd "$dir" && make -j2 "${args[@]}" >"$log" 2>&1); then
+    echo "lare3d: build failed in $dir (see $dir/$log)" >&2
     return 1
   fi
 }
@@ -54,6 +63,10 @@ l3_run() {
 l3_label() { echo "${l3_n}^3 ${l3_steps} steps $([ "$1" = user ] && echo walled || echo periodic)"; }
 l3_seconds() { cat "$1/wall"; }
 
-sdf_check l3_build l3_run Data l3_label "user periodic" user l3_seconds HALOSWAP_LARE3D_STATS \
-  "mpiboundary: rank" "$l3_steps" "Lare3d's wall time per run; drop-in: seconds in
-bfield/energy/density/velocity/remap_v_mpi per step, max over ranks"
+l3_spec="bfield_mpi __mpiboundary_MOD_bfield_mpi
+energy_mpi __mpiboundary_MOD_energy_mpi
+density_mpi __mpiboundary_MOD_density_mpi
+velocity_mpi __mpiboundary_MOD_velocity_mpi
+remap_v_mpi __mpiboundary_MOD_remap_v_mpi"
+sdf_check l3_build l3_run Data l3_label "user periodic" user l3_seconds "$l3_spec" "$l3_steps" \
+  "Lare3d's wall time per run, s"

@@ -75,75 +75,98 @@ sdf_matrix() {
   done
 }
 
-# sdf_bench MPI WORK RUN CASE SECONDS STATS PREFIX: HS_CHECK_BENCH interleaved runs at 2 and 4
-# ranks of the own routines and the drop-in with every transport; `SECONDS DIR` prints a run's
-# time by the code's own measure; STATS is the drop-in's statistics switch, PREFIX the start of
-# its lines; rows go to WORK/bench.txt.
+# sdf_bench MPI WORK BUILD RUN CASE SECONDS SPEC STEPS WHAT: both builds relinked with the
+# exclusive exchange timer (xt_instrument, SPEC: the routines), then HS_CHECK_BENCH rounds at
+# 2 and 4 ranks (HS_BENCH_RANKS), each running the own routines and the drop-in with every
+# transport once (interleaved); `SECONDS DIR` prints a run's time by the code's own measure
+# (WHAT); STEPS normalises to per step. Runs go to WORK/xt/RANKS/VARIANT/rROUND; one more
+# drop-in run per rank count counts the bytes (WORK/xt/RANKS/bytes). Prints the tables.
 sdf_bench() {
-  local mpi=$1 work=$2 run=$3 c=$4 secs=$5 stats=$6 prefix=$7 n i t
-  : >"$work/bench.txt"
-  for n in 2 4; do
+  local mpi=$1 work=$2 build=$3 run=$4 c=$5 secs=$6 spec=$7 steps=$8 what=$9 n i v dir out
+  local ownflags dropflags
+  ownflags=$(xt_instrument "$mpi" "$work/own" "$spec") &&
+    dropflags=$(xt_instrument "$mpi" "$work/drop-in" "$spec" "$work/haloswap") &&
+    xt_same_labels "$work/own" "$work/drop-in" || return 1
+  $build "$work/own" "$mpi" "" "$ownflags" && $build "$work/drop-in" "$mpi" "$work/haloswap"     "$dropflags" || return 1
+  rm -rf "$work/xt"
+  for n in ${HS_BENCH_RANKS:-2 4}; do
     for i in $(seq "$HS_CHECK_BENCH"); do
-      $run "$work/own" "$mpi" "$n" "$c" && echo "own $n $($secs "$work/own")" >>"$work/bench.txt"
-      for t in $(hs_transports "$mpi"); do
-        # shellcheck disable=SC2046
-        $run "$work/drop-in" "$mpi" "$n" "$c" "$stats=1" $(sdf_transport_env "$t") &&
-          echo "$t $n $($secs "$work/drop-in") $(sdf_max_rank_seconds \
-            "$work/drop-in/run.log" "$prefix")" >>"$work/bench.txt"
+      for v in own $(hs_transports "$mpi"); do
+        out=$work/xt/$n/$v/r$i
+        mkdir -p "$out"
+        printf 'load %s
+' "$(cut -d' ' -f1 /proc/loadavg)" >"$out/meta"
+        if [ "$v" = own ]; then dir=$work/own; set --; else
+          dir=$work/drop-in
+          # shellcheck disable=SC2046
+          set -- $(sdf_transport_env "$v")
+        fi
+        if $run "$dir" "$mpi" "$n" "$c" "HS_XTIMER_DIR=$out" "$@"; then
+          printf 'steps %s
+code %s
+codewhat %s
+' "$steps" "$($secs "$dir")" "$what" >>"$out/meta"
+        else
+          echo "check-real-code: bench run failed ($v, $n ranks; $dir/run.log)" >&2
+          rm -rf "$out"
+        fi
       done
     done
+    out=$work/xt/$n/bytes
+    mkdir -p "$out"
+    $run "$work/drop-in" "$mpi" "$n" "$c" "HS_XTIMER_DIR=$out" HS_XTIMER_BYTES=1 \
+      HALOSWAP_TRANSPORT=p2p && printf 'steps %s\n' "$steps" >"$out/meta"
   done
+  xt_table "$work/xt"
 }
 
-# sdf_bench_table FILE STEPS: rows "variant ranks wall_s [exchange_s]" -> the timing table
-# (median with min-max of the wall time; the exchange seconds per step, median).
-sdf_bench_table() {
-  python3 - "$1" "$2" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    rows.setdefault((int(f[1]), f[0]), []).append([float(x) for x in f[2:]])
-steps = int(sys.argv[2])
-print("| ranks | variant | run s, median (min-max) | exchange ms/step, median |")
-print("|---|---|---|---|")
-for (n, v), r in sorted(rows.items()):
-    wall = [x[0] for x in r]
-    ex = [x[1] * 1e3 / steps for x in r if len(x) > 1]
-    exs = f"{statistics.median(ex):.3f}" if ex else "-"
-    print(f"| {n} | {v} | {statistics.median(wall):.2f} ({min(wall):.2f}-{max(wall):.2f}) | {exs} |")
-PY
+# sdf_stamp MPI [PREFIX]: what a build depends on (the checkout's commit and changes, our case
+# files, the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
+sdf_stamp() {
+  { (cd "$HS_CHECK_SRC" && git rev-parse HEAD && git diff && git submodule status --recursive) \
+      2>/dev/null || true
+    echo "$1 ${HS_EPOCH_DEFINE:-}"
+    cat "$HS_CHECK_ROOT/tools/real-code/$HS_CHECK_CODE"/*
+    [ -z "${2:-}" ] || cat "$2"/lib/lib*.a "$2"/share/haloswap/*/*
+  } 2>/dev/null | sha1sum | cut -c1-16
 }
 
-# sdf_max_rank_seconds LOG PREFIX: the largest per-rank sum of the "seconds S" lines that start
-# with PREFIX (the drop-ins' statistics at MPI_Finalize).
-sdf_max_rank_seconds() {
-  awk -v p="$2" 'index($0, p) == 1 {s[$3] += $NF} END {m = 0; for (r in s) if (s[r] > m) m = s[r]; print m}' "$1"
+# sdf_prepare DIR MPI [PREFIX]: a fresh copy of the checkout in DIR, unless DIR holds a build
+# of the same inputs (sdf_stamp), which is kept (the build then only relinks).
+sdf_prepare() {
+  if [ -f "$1/.hs-stamp" ] && [ "$(cat "$1/.hs-stamp")" = "$(sdf_stamp "$2" "${3:-}")" ]; then
+    return 0
+  fi
+  sdf_copy "$HS_CHECK_SRC" "$1"
 }
 
-# sdf_check BUILD RUN DATA LABEL "CASES" BENCH_CASE SECONDS STATS PREFIX STEPS WHAT [compare
-# args]: the whole check of an SDF code for every MPI library (--mpi): haloswap installed, two
-# copies of the checkout built by `BUILD DIR MPI [PREFIX]` (the own routines, then the drop-in
-# from PREFIX), sdf_matrix over CASES, and with --bench the timing of BENCH_CASE (WHAT says
-# what is timed); then the scratch directory goes (unless --keep) and the script exits.
+# sdf_check BUILD RUN DATA LABEL "CASES" BENCH_CASE SECONDS SPEC STEPS WHAT [compare args]:
+# the whole check of an SDF code for every MPI library (--mpi): haloswap installed, two copies
+# of the checkout built by `BUILD DIR MPI [PREFIX [LINK]]` (the own routines, then the drop-in
+# from PREFIX; LINK: link options, given when relinking with the bench instrument), sdf_matrix
+# over CASES, and with --bench sdf_bench of BENCH_CASE (SPEC: the routines timed, STEPS per
+# run, WHAT the code's own measure); then the scratch directory goes (unless --keep) and the
+# script exits.
 sdf_check() {
-  local build=$1 run=$2 data=$3 label=$4 cases=$5 bcase=$6 secs=$7 stats=$8 prefix=$9
-  local steps=${10} what=${11} mpi work
-  shift 11
+  local build=$1 run=$2 data=$3 label=$4 cases=$5 bcase=$6 secs=$7 spec=$8 steps=$9
+  local what=${10} mpi work
+  shift 10
   for mpi in $HS_CHECK_MPIS; do
     work=$HS_CHECK_WORK/$mpi
     mkdir -p "$work"
     hs_install "$mpi" "$work/haloswap"
-    sdf_copy "$HS_CHECK_SRC" "$work/own"
-    sdf_copy "$HS_CHECK_SRC" "$work/drop-in"
-    $build "$work/own" "$mpi" || exit 1
-    $build "$work/drop-in" "$mpi" "$work/haloswap" || exit 1
-    sdf_matrix "$mpi" "$work" "$run" "$data" "$label" "$cases" "$@"
+    sdf_prepare "$work/own" "$mpi" && $build "$work/own" "$mpi" &&
+      sdf_stamp "$mpi" >"$work/own/.hs-stamp" || exit 1
+    sdf_prepare "$work/drop-in" "$mpi" "$work/haloswap" &&
+      $build "$work/drop-in" "$mpi" "$work/haloswap" &&
+      sdf_stamp "$mpi" "$work/haloswap" >"$work/drop-in/.hs-stamp" || exit 1
+    [ "$HS_CHECK_BENCH_ONLY" = 1 ] || sdf_matrix "$mpi" "$work" "$run" "$data" "$label" "$cases" "$@"
     if [ "$HS_CHECK_BENCH" -gt 0 ]; then
       echo
-      echo "Timing ($mpi, $bcase case, $HS_CHECK_BENCH interleaved runs): $what"
-      sdf_bench "$mpi" "$work" "$run" "$bcase" "$secs" "$stats" "$prefix"
-      sdf_bench_table "$work/bench.txt" "$steps"
+      echo "Timing ($mpi, $($label "$bcase"), $HS_CHECK_BENCH interleaved rounds, the exclusive"
+      echo "exchange timer in both builds; the code's own measure: $what)"
+      sdf_bench "$mpi" "$work" "$build" "$run" "$bcase" "$secs" "$spec" "$steps" "$what" ||
+        HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
     fi
   done
   [ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$HS_CHECK_WORK"

@@ -599,7 +599,8 @@ contains
   !> MPI_Finalize while MPI still works: a drop-in for a code without a call for it frees its
   !> plans or prints its statistics there. Registering fn again changes nothing (8 at most).
   subroutine haloswap_at_finalize(fn, ierr)
-    type(c_funptr), intent(in) :: fn
+    ! By value: a c_funloc actual passed by reference lands in .rodata, a text relocation in a PIE.
+    type(c_funptr), value :: fn
     integer, intent(out) :: ierr
     ierr = int(c_at_finalize(fn))
   end subroutine haloswap_at_finalize

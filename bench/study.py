@@ -583,19 +583,32 @@ def make_plots(st):
     except ImportError:
         st.notes.append("matplotlib is not installed: no plots (tools/install-deps.sh installs it)")
         return plots
+
+    def panels(recs, keep=lambda r: True):
+        """One panel per MPI with records: the figure and, per panel, (ax, MPI, its kept records)."""
+        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
+        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
+        return fig, [(ax, mname, [r for r in recs if r["mpi_name"] == mname and keep(r)])
+                     for ax, mname in zip(axes[0], mpis)]
+
+    def save(fig, key, name):
+        fig.tight_layout()
+        path = os.path.join(st.out, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        plots[key] = os.path.basename(path)
+
     for study, xlabel in (("weak", "processes (weak scaling, local 16x16x256, 30 fields)"),
                           ("strong", "processes (strong scaling)")):
         recs = [r for r in st.records if r.get("study") == study]
         if not recs:
             continue
-        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
         all_names = []
         for r in recs:
             if r["spec"] not in all_names:
                 all_names.append(r["spec"])
-        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-        for ax, mname in zip(axes[0], mpis):
-            mr = [r for r in recs if r["mpi_name"] == mname and ok(r)]
+        fig, panel = panels(recs, ok)
+        for ax, mname, mr in panel:
             names = []
             for r in mr:
                 if r["spec"] not in names:
@@ -628,17 +641,11 @@ def make_plots(st):
                         ha="right", fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(st.out, "%s-scaling.png" % study)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        plots[study] = os.path.basename(path)
+        save(fig, study, "%s-scaling.png" % study)
     recs = [r for r in st.records if r.get("study") == "sweep" and ok(r)]
     if recs:
-        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
-        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-        for ax, mname in zip(axes[0], mpis):
-            mr = [r for r in recs if r["mpi_name"] == mname]
+        fig, panel = panels(recs)
+        for ax, mname, mr in panel:
             names = []
             for r in mr:
                 if r["spec"] not in names:
@@ -656,20 +663,14 @@ def make_plots(st):
             ax.set_title("message-size sweep, 2 ranks: %s" % short_mpi(mr, mname), fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(st.out, "sweep.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        plots["sweep"] = os.path.basename(path)
+        save(fig, "sweep", "sweep.png")
     if st.osu:
         for what in ("latency", "bandwidth"):
             recs = [r for r in st.osu if r.get("metric") == what]
             if not recs:
                 continue
-            mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
-            fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-            for ax, mname in zip(axes[0], mpis):
-                mr = [r for r in recs if r["mpi_name"] == mname]
+            fig, panel = panels(recs)
+            for ax, mname, mr in panel:
                 keys = []
                 for r in mr:
                     k = "%s %s" % (r["method"], r["op"])
@@ -693,11 +694,7 @@ def make_plots(st):
                 ax.set_title("OSU-style %s, 2 ranks: %s" % (what, mname), fontsize=10)
                 ax.grid(True, which="both", alpha=0.3)
                 ax.legend(fontsize=6, ncol=2)
-            fig.tight_layout()
-            path = os.path.join(st.out, "osu-%s.png" % what)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            plots["osu-" + what] = os.path.basename(path)
+            save(fig, "osu-" + what, "osu-%s.png" % what)
     return plots
 
 

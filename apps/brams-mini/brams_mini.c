@@ -151,50 +151,50 @@ static int state_init(app_ctx *a, state *S, hs_decomp d, int nf, int shared) {
   return 0;
 }
 
-/* 1. Physics: vertical mixing in every column, and relaxation of the scalars. */
-static void physics(state *S) {
-  const int nz = S->nz;
-  for (int m = 0; m < S->nf; m++) {
-    double *a = S->a[m];
+/* Calls col(S, m, c0) for every field m and interior column (c0: its k = 0 cell), in the
+ * order every kernel below sweeps the grid. */
+static void for_columns(state *S, void (*col)(state *S, int m, ptrdiff_t c0)) {
+  for (int m = 0; m < S->nf; m++)
     for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) S->col[k] = a[c0 + k];
-        for (int k = 0; k < nz; k++) {
-          double lo = k > 0 ? S->col[k - 1] : S->col[k];
-          double hi = k + 1 < nz ? S->col[k + 1] : S->col[k];
-          double x = S->col[k] + 0.1 * ((lo + hi) - 2.0 * S->col[k]);
-          if (m >= 3) x = x + 0.01 * (((double)(m - 2) + 0.5 / (double)(k + 1)) - x);
-          a[c0 + k] = x;
-        }
-      }
+      for (int i = 0; i < S->nx; i++) col(S, m, IX(S, 0, i, j));
+}
+
+/* 1. Physics: vertical mixing in every column, and relaxation of the scalars. */
+static void physics_column(state *S, int m, ptrdiff_t c0) {
+  const int nz = S->nz;
+  double *a = S->a[m];
+  for (int k = 0; k < nz; k++) S->col[k] = a[c0 + k];
+  for (int k = 0; k < nz; k++) {
+    double lo = k > 0 ? S->col[k - 1] : S->col[k];
+    double hi = k + 1 < nz ? S->col[k + 1] : S->col[k];
+    double x = S->col[k] + 0.1 * ((lo + hi) - 2.0 * S->col[k]);
+    if (m >= 3) x = x + 0.01 * (((double)(m - 2) + 0.5 / (double)(k + 1)) - x);
+    a[c0 + k] = x;
   }
 }
 
+static void physics(state *S) { for_columns(S, physics_column); }
+
 /* 3. Column-local dynamics, overlapping the exchange: reads interior values only. */
-static void column_dynamics(state *S) {
+static void dynamics_column(state *S, int m, ptrdiff_t c0) {
   const int nz = S->nz, rayleigh = nz - nz / 4;
   const double *u = S->a[0], *v = S->a[1], *w = S->a[2];
-  for (int m = 0; m < S->nf; m++) {
-    const double *a = S->a[m];
-    double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double x = 0.0;
-          if (m == 0) x = FCOR * v[c];
-          if (m == 1) x = -(FCOR * u[c]);
-          double wc = w[c];
-          if (wc > 0.0 && k > 0) x = x - wc * (a[c] - a[c - 1]);
-          if (wc < 0.0 && k + 1 < nz) x = x - wc * (a[c + 1] - a[c]);
-          if (m < 2 && k >= rayleigh) x = x - 0.01 * a[c];
-          t[c] = x;
-        }
-      }
+  const double *a = S->a[m];
+  double *t = S->t[m];
+  for (int k = 0; k < nz; k++) {
+    const ptrdiff_t c = c0 + k;
+    double x = 0.0;
+    if (m == 0) x = FCOR * v[c];
+    if (m == 1) x = -(FCOR * u[c]);
+    double wc = w[c];
+    if (wc > 0.0 && k > 0) x = x - wc * (a[c] - a[c - 1]);
+    if (wc < 0.0 && k + 1 < nz) x = x - wc * (a[c + 1] - a[c]);
+    if (m < 2 && k >= rayleigh) x = x - 0.01 * a[c];
+    t[c] = x;
   }
 }
+
+static void column_dynamics(state *S) { for_columns(S, dynamics_column); }
 
 /* Zero-gradient ghost zone on the walls (the exchange leaves it untouched). */
 static void wall_ghosts(state *S) {
@@ -214,36 +214,31 @@ static void wall_ghosts(state *S) {
 }
 
 /* 5. Horizontal upwind advection and diffusion on the 5-point stencil, then the update. */
-static void horizontal_and_update(state *S) {
-  const int nz = S->nz;
+static void horizontal_column(state *S, int m, ptrdiff_t c0) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const double *u = S->a[0], *v = S->a[1];
-  /* Every tendency first, then the update: u and v advect every field. */
-  for (int m = 0; m < S->nf; m++) {
-    const double *a = S->a[m];
-    double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double uc = u[c], vc = v[c];
-          double ax = uc > 0.0 ? uc * (a[c] - a[c - sx]) : uc * (a[c + sx] - a[c]);
-          double ay = vc > 0.0 ? vc * (a[c] - a[c - sy]) : vc * (a[c + sy] - a[c]);
-          double lap = ((a[c - sx] + a[c + sx]) + (a[c - sy] + a[c + sy])) - 4.0 * a[c];
-          t[c] = (t[c] - (ax + ay)) + KH * lap;
-        }
-      }
+  const double *a = S->a[m];
+  double *t = S->t[m];
+  for (int k = 0; k < S->nz; k++) {
+    const ptrdiff_t c = c0 + k;
+    double uc = u[c], vc = v[c];
+    double ax = uc > 0.0 ? uc * (a[c] - a[c - sx]) : uc * (a[c + sx] - a[c]);
+    double ay = vc > 0.0 ? vc * (a[c] - a[c - sy]) : vc * (a[c + sy] - a[c]);
+    double lap = ((a[c - sx] + a[c + sx]) + (a[c - sy] + a[c + sy])) - 4.0 * a[c];
+    t[c] = (t[c] - (ax + ay)) + KH * lap;
   }
-  for (int m = 0; m < S->nf; m++) {
-    double *a = S->a[m];
-    const double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) a[c0 + k] = a[c0 + k] + DT * t[c0 + k];
-      }
-  }
+}
+
+static void update_column(state *S, int m, ptrdiff_t c0) {
+  double *a = S->a[m];
+  const double *t = S->t[m];
+  for (int k = 0; k < S->nz; k++) a[c0 + k] = a[c0 + k] + DT * t[c0 + k];
+}
+
+/* Every tendency first, then the update: u and v advect every field. */
+static void horizontal_and_update(state *S) {
+  for_columns(S, horizontal_column);
+  for_columns(S, update_column);
 }
 
 static void field_name(int m, char *buf, size_t len) {

@@ -314,6 +314,21 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
   return 0;
 }
 
+int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,
+                      const char *halo) {
+  for (int d = 0; d < 2; d++) {
+    if (procs[d] > global[d])
+      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
+                      "xy"[d], global[d], "xy"[d]);
+    if (global[d] / procs[d] < depth)
+      return app_fail(a,
+                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
+                      "some rank, fewer than %s %d",
+                      global[d], "xy"[d], procs[d], global[d] / procs[d], halo, depth);
+  }
+  return 0;
+}
+
 double app_init_value(long gi, long gj, long k, long fid) {
   int64_t x = (gi * 7919 + gj * 104729 + k * 1299709 + fid * 15485863) % 2147483647;
   for (int r = 0; r < 3; r++) x = (48271 * x + 11) % 2147483647;

@@ -68,6 +68,11 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
               int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
               FILE **json);
 
+/* A check_grid's x-y part: every rank along x and y gets at least depth of the global[0..1]
+ * columns. Else records the error, which ends "fewer than <halo> <depth>", and returns 1. */
+int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,
+                      const char *halo);
+
 /* Initial value in [0,1) from global coordinates and a field id: integer arithmetic only, so
  * every language and decomposition gets the same bits. */
 double app_init_value(long gi, long gj, long k, long fid);

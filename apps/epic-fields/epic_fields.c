@@ -166,17 +166,7 @@ static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
   }
   if (o->global[2] < 2)
     return app_fail(a, "grid: %d cells in z, EPIC's z halo folding needs at least 2", o->global[2]);
-  for (int d = 0; d < 2; d++) {
-    if (procs[d] > o->global[d])
-      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
-                      "xy"[d], o->global[d], "xy"[d]);
-    if (o->global[d] / procs[d] < EF_HHI)
-      return app_fail(a,
-                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
-                      "some rank, fewer than EPIC's upper halo of %d",
-                      o->global[d], "xy"[d], procs[d], o->global[d] / procs[d], EF_HHI);
-  }
-  return 0;
+  return app_check_columns(a, procs, o->global, EF_HHI, "EPIC's upper halo of");
 }
 
 /* ---------------------------------------------------------------- parcels */

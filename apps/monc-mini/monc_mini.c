@@ -44,6 +44,12 @@ typedef struct {
 } state;
 
 #define IX(S, k, j, i) ((ptrdiff_t)(k) + (S)->sy * ((j) + H) + (S)->sx * ((i) + H))
+/* Every point c = IX(S, k, j, i) of the columns [i0,i1) x [j0,j1), k fastest: the sweep of
+ * every kernel below (z is contiguous, so c steps with k). */
+#define FOR_POINTS(S, i0, i1, j0, j1, k, c)                                                     \
+  for (int i_ = (i0); i_ < (i1); i_++)                                                         \
+    for (int j_ = (j0); j_ < (j1); j_++)                                                       \
+      for (ptrdiff_t k = 0, c = IX(S, 0, j_, i_); k < (S)->nz; k++, c++)
 
 static void usage(void) {
   printf(
@@ -111,17 +117,7 @@ static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
       o->global[d] = o->local[d] * procs[d];
     }
   if (!o->have_global) o->global[2] = o->local[2];
-  for (int d = 0; d < 2; d++) {
-    if (procs[d] > o->global[d])
-      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
-                      "xy"[d], o->global[d], "xy"[d]);
-    if (o->global[d] / procs[d] < H)
-      return app_fail(a,
-                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
-                      "some rank, fewer than the halo depth %d",
-                      o->global[d], "xy"[d], procs[d], o->global[d] / procs[d], H);
-  }
-  return 0;
+  return app_check_columns(a, procs, o->global, H, "the halo depth");
 }
 
 /* Frees in allocation order (hs_free is collective in that order). */
@@ -218,25 +214,20 @@ static void advect(const state *S, const double *s, double *t) {
   const double *u = S->s[0], *v = S->s[1], *w = S->s[2];
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double fxm = tvd_flux(0.5 * (u[c - sx] + u[c]), s[c - 2 * sx], s[c - sx], s[c], s[c + sx]);
-        double fxp = tvd_flux(0.5 * (u[c] + u[c + sx]), s[c - sx], s[c], s[c + sx], s[c + 2 * sx]);
-        double fym = tvd_flux(0.5 * (v[c - sy] + v[c]), s[c - 2 * sy], s[c - sy], s[c], s[c + sy]);
-        double fyp = tvd_flux(0.5 * (v[c] + v[c + sy]), s[c - sy], s[c], s[c + sy], s[c + 2 * sy]);
-        double fzm = 0.0, fzp = 0.0;
-        if (k > 0)
-          fzm = tvd_flux(0.5 * (w[c - 1] + w[c]), k > 1 ? s[c - 2] : s[c - 1], s[c - 1], s[c],
-                         k + 1 < nz ? s[c + 1] : s[c]);
-        if (k + 1 < nz)
-          fzp = tvd_flux(0.5 * (w[c] + w[c + 1]), k > 0 ? s[c - 1] : s[c], s[c], s[c + 1],
-                         k + 2 < nz ? s[c + 2] : s[c + 1]);
-        t[c] = -(((fxp - fxm) + (fyp - fym)) + (fzp - fzm));
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double fxm = tvd_flux(0.5 * (u[c - sx] + u[c]), s[c - 2 * sx], s[c - sx], s[c], s[c + sx]);
+    double fxp = tvd_flux(0.5 * (u[c] + u[c + sx]), s[c - sx], s[c], s[c + sx], s[c + 2 * sx]);
+    double fym = tvd_flux(0.5 * (v[c - sy] + v[c]), s[c - 2 * sy], s[c - sy], s[c], s[c + sy]);
+    double fyp = tvd_flux(0.5 * (v[c] + v[c + sy]), s[c - sy], s[c], s[c + sy], s[c + 2 * sy]);
+    double fzm = 0.0, fzp = 0.0;
+    if (k > 0)
+      fzm = tvd_flux(0.5 * (w[c - 1] + w[c]), k > 1 ? s[c - 2] : s[c - 1], s[c - 1], s[c],
+                     k + 1 < nz ? s[c + 1] : s[c]);
+    if (k + 1 < nz)
+      fzp = tvd_flux(0.5 * (w[c] + w[c + 1]), k > 0 ? s[c - 1] : s[c], s[c], s[c + 1],
+                     k + 2 < nz ? s[c + 2] : s[c + 1]);
+    t[c] = -(((fxp - fxm) + (fyp - fym)) + (fzp - fzm));
+  }
 }
 
 /* Smagorinsky-like coefficients from the deformation, and the divergence (pressure source).
@@ -246,24 +237,19 @@ static double coefficients(state *S) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
   double divmax = 0.0;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double dudx = u[c + sx] - u[c - sx], dvdy = v[c + sy] - v[c - sy];
-        double dudy = u[c + sy] - u[c - sy], dvdx = v[c + sx] - v[c - sx];
-        double wp = k + 1 < nz ? w[c + 1] : 0.0, wm = k > 0 ? w[c - 1] : 0.0;
-        double dwdz = wp - wm, shear = dudy + dvdx;
-        double def = ((dudx * dudx + dvdy * dvdy) + dwdz * dwdz) + 0.5 * (shear * shear);
-        S->visc[c] = 0.01 + 0.04 * (def / (1.0 + def));
-        S->diff[c] = 0.01 + 0.05 * (def / (0.5 + def));
-        double div = 0.5 * ((dudx + dvdy) + dwdz);
-        S->rhs[c] = div / DT;
-        double ad = fabs(div);
-        if (ad > divmax) divmax = ad;
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double dudx = u[c + sx] - u[c - sx], dvdy = v[c + sy] - v[c - sy];
+    double dudy = u[c + sy] - u[c - sy], dvdx = v[c + sx] - v[c - sx];
+    double wp = k + 1 < nz ? w[c + 1] : 0.0, wm = k > 0 ? w[c - 1] : 0.0;
+    double dwdz = wp - wm, shear = dudy + dvdx;
+    double def = ((dudx * dudx + dvdy * dvdy) + dwdz * dwdz) + 0.5 * (shear * shear);
+    S->visc[c] = 0.01 + 0.04 * (def / (1.0 + def));
+    S->diff[c] = 0.01 + 0.05 * (def / (0.5 + def));
+    double div = 0.5 * ((dudx + dvdy) + dwdz);
+    S->rhs[c] = div / DT;
+    double ad = fabs(div);
+    if (ad > divmax) divmax = ad;
+  }
   return divmax;
 }
 
@@ -272,37 +258,27 @@ static double coefficients(state *S) {
 static void diffuse(const state *S, const double *K, const double *zs, double *t) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double kb = (4.0 * K[c] + ((K[c - sx] + K[c + sx]) + (K[c - sy] + K[c + sy]))) * 0.125;
-        double lap = ((4.0 * ((zs[c - sx] + zs[c + sx]) + (zs[c - sy] + zs[c + sy])) +
-                       ((zs[c - sx - sy] + zs[c + sx + sy]) + (zs[c - sx + sy] + zs[c + sx - sy]))) -
-                      20.0 * zs[c]) /
-                     6.0;
-        double zm = k > 0 ? zs[c - 1] : zs[c], zp = k + 1 < nz ? zs[c + 1] : zs[c];
-        double lapz = (zm + zp) - 2.0 * zs[c];
-        t[c] = t[c] + kb * (lap + lapz);
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double kb = (4.0 * K[c] + ((K[c - sx] + K[c + sx]) + (K[c - sy] + K[c + sy]))) * 0.125;
+    double lap = ((4.0 * ((zs[c - sx] + zs[c + sx]) + (zs[c - sy] + zs[c + sy])) +
+                   ((zs[c - sx - sy] + zs[c + sx + sy]) + (zs[c - sx + sy] + zs[c + sx - sy]))) -
+                  20.0 * zs[c]) /
+                 6.0;
+    double zm = k > 0 ? zs[c - 1] : zs[c], zp = k + 1 < nz ? zs[c + 1] : zs[c];
+    double lapz = (zm + zp) - 2.0 * zs[c];
+    t[c] = t[c] + kb * (lap + lapz);
+  }
 }
 
 /* One Jacobi sweep for lap(p) = rhs over columns [i0,i1) x [j0,j1). */
 static void jacobi(const state *S, const double *p, double *q, int i0, int i1, int j0, int j1) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = i0; i < i1; i++)
-    for (int j = j0; j < j1; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double pm = k > 0 ? p[c - 1] : p[c], pp = k + 1 < nz ? p[c + 1] : p[c];
-        q[c] = ((((p[c - sx] + p[c + sx]) + (p[c - sy] + p[c + sy])) + (pm + pp)) - S->rhs[c]) /
-               6.0;
-      }
-    }
+  FOR_POINTS(S, i0, i1, j0, j1, k, c) {
+    double pm = k > 0 ? p[c - 1] : p[c], pp = k + 1 < nz ? p[c + 1] : p[c];
+    q[c] = ((((p[c - sx] + p[c + sx]) + (p[c - sy] + p[c + sy])) + (pm + pp)) - S->rhs[c]) /
+           6.0;
+  }
 }
 
 /* Update: new = old + dt*tendency (- dt*grad p for the flow); old becomes the previous level. */
@@ -313,23 +289,18 @@ static void update(state *S) {
   for (int m = 0; m < S->nprog; m++) {
     double *s = S->s[m], *zs = S->zs[m];
     const double *t = S->tend[m];
-    for (int i = 0; i < S->nx; i++)
-      for (int j = 0; j < S->ny; j++) {
-        const ptrdiff_t c0 = IX(S, 0, j, i);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double g = 0.0;
-          if (m == 0)
-            g = 0.5 * (p[c + sx] - p[c - sx]);
-          else if (m == 1)
-            g = 0.5 * (p[c + sy] - p[c - sy]);
-          else if (m == 2)
-            g = 0.5 * ((k + 1 < nz ? p[c + 1] : p[c]) - (k > 0 ? p[c - 1] : p[c]));
-          double old = s[c];
-          s[c] = (old + DT * t[c]) - DT * g;
-          zs[c] = old;
-        }
-      }
+    FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+      double g = 0.0;
+      if (m == 0)
+        g = 0.5 * (p[c + sx] - p[c - sx]);
+      else if (m == 1)
+        g = 0.5 * (p[c + sy] - p[c - sy]);
+      else if (m == 2)
+        g = 0.5 * ((k + 1 < nz ? p[c + 1] : p[c]) - (k > 0 ? p[c - 1] : p[c]));
+      double old = s[c];
+      s[c] = (old + DT * t[c]) - DT * g;
+      zs[c] = old;
+    }
   }
 }
 

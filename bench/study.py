@@ -574,6 +574,11 @@ def scaling_table(recs):
     return "\n".join(rows)
 
 
+def first_seen(values):
+    """The distinct values in the order they first appear."""
+    return list(dict.fromkeys(values))
+
+
 def make_plots(st):
     plots = {}
     try:
@@ -603,16 +608,10 @@ def make_plots(st):
         recs = [r for r in st.records if r.get("study") == study]
         if not recs:
             continue
-        all_names = []
-        for r in recs:
-            if r["spec"] not in all_names:
-                all_names.append(r["spec"])
+        all_names = first_seen(r["spec"] for r in recs)
         fig, panel = panels(recs, ok)
         for ax, mname, mr in panel:
-            names = []
-            for r in mr:
-                if r["spec"] not in names:
-                    names.append(r["spec"])
+            names = first_seen(r["spec"] for r in mr)
             for name in names:
                 pts = sorted((r["ranks"], r["us_per_swap_median"], r["us_per_swap_min"],
                               r["us_per_swap_max"], r["oversubscribed"])
@@ -646,10 +645,7 @@ def make_plots(st):
     if recs:
         fig, panel = panels(recs)
         for ax, mname, mr in panel:
-            names = []
-            for r in mr:
-                if r["spec"] not in names:
-                    names.append(r["spec"])
+            names = first_seen(r["spec"] for r in mr)
             for name in names:
                 pts = sorted((r["halo_bytes_per_swap"], r["us_per_swap_median"])
                              for r in mr if r["spec"] == name)
@@ -671,15 +667,8 @@ def make_plots(st):
                 continue
             fig, panel = panels(recs)
             for ax, mname, mr in panel:
-                keys = []
-                for r in mr:
-                    k = "%s %s" % (r["method"], r["op"])
-                    if k not in keys:
-                        keys.append(k)
-                methods = []
-                for k in keys:
-                    if k.split()[0] not in methods:
-                        methods.append(k.split()[0])
+                keys = first_seen("%s %s" % (r["method"], r["op"]) for r in mr)
+                methods = first_seen(k.split()[0] for k in keys)
                 for k in keys:
                     pts = sorted((r["bytes"], r["median"]) for r in mr
                                  if "%s %s" % (r["method"], r["op"]) == k)
@@ -729,11 +718,8 @@ def osu_tables(st):
         out.append("**All modes, %s (%s), median of repetitions.**\n" % (metric, unit))
         out.append("| MPI | method | op | " + " | ".join(fmt_size(s) for s in sizes) + " |")
         out.append("|---|---|---|" + "---:|" * len(sizes))
-        keys = []
-        for r in st.osu:
-            k = (r["mpi_name"], r["method"], r["op"])
-            if r["metric"] == metric and k not in keys:
-                keys.append(k)
+        keys = first_seen((r["mpi_name"], r["method"], r["op"])
+                          for r in st.osu if r["metric"] == metric)
         for k in keys:
             cells = []
             for s in sizes:
@@ -931,10 +917,7 @@ def render_report(st, plots):
         if not recs:
             continue
         sizes = sorted({r["halo_bytes_per_swap"] for r in recs})
-        names = []
-        for r in recs:
-            if r["spec"] not in names:
-                names.append(r["spec"])
+        names = first_seen(r["spec"] for r in recs)
         L.append("**%s** (us per swap by halo bytes per rank)\n" % m.name)
         L.append("| transport | " + " | ".join(fmt_bytes(s) for s in sizes) + " |")
         L.append("|---|" + "---:|" * len(sizes))

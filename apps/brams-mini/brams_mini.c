@@ -303,13 +303,7 @@ int main(int argc, char **argv) {
       fl[m] = f;
     }
     hs_plan_desc pd;
-    hs_plan_desc_init(&pd);
-    pd.depth[0] = pd.depth[1] = 1;
-    pd.depth[2] = 0;
-    pd.stencil = HS_STENCIL_STAR;
-    pd.nfields = nf;
-    pd.fields = fl;
-    pd.transport_name = spec;
+    app_plan_desc_xy(&pd, 1, HS_STENCIL_STAR, nf, fl, spec);
     hs_plan plan = NULL;
     double tsetup = MPI_Wtime();
     if (hs_plan_create(d, &pd, &plan) != HS_OK)

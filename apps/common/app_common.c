@@ -314,6 +314,17 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
   return 0;
 }
 
+void app_plan_desc_xy(hs_plan_desc *pd, int depth, hs_stencil stencil, int nfields,
+                      hs_field *fields, const char *spec) {
+  hs_plan_desc_init(pd);
+  pd->depth[0] = pd->depth[1] = depth;
+  pd->depth[2] = 0;
+  pd->stencil = stencil;
+  pd->nfields = nfields;
+  pd->fields = fields;
+  pd->transport_name = spec;
+}
+
 int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,
                       const char *halo) {
   for (int d = 0; d < 2; d++) {

@@ -68,6 +68,11 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
               int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
               FILE **json);
 
+/* A plan description for fields with a halo in x and y only: depth in both, none in z (the
+ * mini-apps' and the MONC-case benches' plans). */
+void app_plan_desc_xy(hs_plan_desc *pd, int depth, hs_stencil stencil, int nfields,
+                      hs_field *fields, const char *spec);
+
 /* A check_grid's x-y part: every rank along x and y gets at least depth of the global[0..1]
  * columns. Else records the error, which ends "fewer than <halo> <depth>", and returns 1. */
 int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,

@@ -392,13 +392,7 @@ static int create_plans(app_ctx *a, state *S, hs_decomp d, const char *spec, pla
     f[2 * m + 1] = field_of(S->zs[m]);
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.depth[0] = pd.depth[1] = H;
-  pd.depth[2] = 0;
-  pd.stencil = HS_STENCIL_BOX;
-  pd.nfields = nf;
-  pd.fields = f;
-  pd.transport_name = spec;
+  app_plan_desc_xy(&pd, H, HS_STENCIL_BOX, nf, f, spec);
   int rc = hs_plan_create(d, &pd, &P->prog);
   free(f);
   if (rc == HS_OK) {

@@ -214,15 +214,14 @@ static int start_failed(hs_plan p, nbr_t *t) {
   for (int k = 0; k < t->np; k++) bytes += p->peers[k].send_bytes + p->peers[k].recv_bytes;
   char *b = hs__fail_scratch(p, bytes);
   if (!b) return hs__error(HS_ERR_NOMEM, "nbr: out of memory for a failed swap");
-  int rc = HS_OK;
   for (int k = 0; k < t->np; k++) t->fsend[k] = t->frecv[k] = MPI_BYTE;
-  for (int k = 0; rc == HS_OK && k < t->np; k++) {
+  for (int k = 0; k < t->np; k++) {
     size_t s = p->peers[k].send_bytes, r = p->peers[k].recv_bytes;
-    if (s) rc = scratch_type(&t->sflag[k], b, s, &t->fsend[k]);
+    int rc = s ? scratch_type(&t->sflag[k], b, s, &t->fsend[k]) : HS_OK;
     if (rc == HS_OK && r) rc = scratch_type(&t->rflag[k], b + s, r, &t->frecv[k]);
+    if (rc != HS_OK) return rc;
     b += s + r;
   }
-  if (rc != HS_OK) return rc;
   return start_alltoallw(t, t->fsend, t->frecv);
 }
 

@@ -250,34 +250,28 @@ static void field_name(int m, char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   app_ctx a;
-  app_init(&a, PROG, MPI_COMM_WORLD);
+  app_start(&a, PROG, &argc, &argv);
   options o;
-  int procs[2] = {0, 0};
-  FILE *js;
   parse(&a, argc, argv, &o);
-  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
-  if (go) {
-    MPI_Finalize();
-    return go > 0;
-  }
+  int go = app_begin(&a, &o.c, usage, check_grid, &o);
+  if (go) return app_exit(go > 0);
 
-  hs_decomp d = app_decomp(&a, o.global, procs, 0); /* a limited-area model: walled */
+  hs_decomp d = app_decomp(&a, o.global, a.procs, 0); /* a limited-area model: walled */
   if (app_agree(&a)) goto fail;
 
   const int nf = o.nfields, timed = o.steps > 1 ? o.steps - 1 : 1;
   if (a.rank == 0) {
     printf("brams-mini: %d ranks (%d x %d), global %d x %d x %d, local %d x %d x %d (rank 0), "
            "%d fields, %d steps, %s fields\n",
-           a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2],
+           a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2],
            hs_decomp_local_extent(d, 0), hs_decomp_local_extent(d, 1),
            hs_decomp_local_extent(d, 2), nf, o.steps, o.c.shared ? "hs_alloc" : "malloc");
-    if (js)
-      fprintf(js, "{\"app\": \"brams-mini\", \"language\": \"C\", \"ranks\": %d, "
+    if (a.js)
+      fprintf(a.js, "{\"app\": \"brams-mini\", \"language\": \"C\", \"ranks\": %d, "
                   "\"procs\": [%d, %d], \"global\": [%d, %d, %d], \"fields\": %d, "
                   "\"steps\": %d, \"alloc\": \"%s\",\n \"runs\": [",
-              a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], nf, o.steps,
+              a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], nf, o.steps,
               o.c.shared ? "shared" : "malloc");
   }
   uint64_t *sums = malloc((size_t)nf * sizeof *sums), *gsums = malloc((size_t)nf * sizeof *gsums);
@@ -368,35 +362,33 @@ int main(int argc, char **argv) {
       }
       printf("setup %s: plan created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (js) {
-        fprintf(js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(js, spec);
-        fprintf(js, ", \"setup_s\": %.6e, \"checksums\": {", tsetup);
+      if (a.js) {
+        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
+        app_json_string(a.js, spec);
+        fprintf(a.js, ", \"setup_s\": %.6e, \"checksums\": {", tsetup);
         for (int m = 0; m < nf; m++) {
           char nm[32];
           field_name(m, nm, sizeof nm);
-          fprintf(js, "%s\"%s\": \"%016llX\"", m ? ", " : "", nm, (unsigned long long)gsums[m]);
+          fprintf(a.js, "%s\"%s\": \"%016llX\"", m ? ", " : "", nm, (unsigned long long)gsums[m]);
         }
-        fprintf(js, "},\n   ");
-        app_timing_json(js, &tm, &ts);
-        fprintf(js, "}");
+        fprintf(a.js, "},\n   ");
+        app_timing_json(a.js, &tm, &ts);
+        fprintf(a.js, "}");
       }
       fflush(stdout);
     }
     hs_plan_free(&plan);
     state_free(&S);
   }
-  if (js) {
-    fprintf(js, "\n ]}\n");
-    fclose(js);
+  if (a.js) {
+    fprintf(a.js, "\n ]}\n");
+    fclose(a.js);
   }
   free(fl);
   free(sums);
   free(gsums);
   hs_decomp_free(&d);
-  MPI_Finalize();
-  return 0;
+  return app_exit(0);
 fail:
-  MPI_Finalize();
-  return 1;
+  return app_exit(1);
 }

@@ -15,6 +15,16 @@ void app_init(app_ctx *a, const char *prog, MPI_Comm comm) {
   MPI_Comm_size(comm, &a->size);
 }
 
+void app_start(app_ctx *a, const char *prog, int *argc, char ***argv) {
+  MPI_Init(argc, argv);
+  app_init(a, prog, MPI_COMM_WORLD);
+}
+
+int app_exit(int rc) {
+  MPI_Finalize();
+  return rc;
+}
+
 int app_fail(app_ctx *a, const char *fmt, ...) {
   if (a->err[0]) return 1;
   va_list ap;
@@ -297,9 +307,9 @@ static int app_procs(app_ctx *a, const app_common_opts *c, int procs[2]) {
 }
 
 int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
-              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
-              FILE **json) {
-  *json = NULL;
+              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts) {
+  int *procs = a->procs;
+  a->js = NULL;
   if (c->tr.n == 0 && !a->err[0]) app_transport_add(a, &c->tr, "p2p");
   if (app_agree(a)) return 1;
   if (c->help) {
@@ -308,7 +318,7 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
   }
   if (!app_procs(a, c, procs) && check) check(a, opts, procs);
   if (app_agree(a)) return 1;
-  *json = app_json_open(a, c->json);
+  a->js = app_json_open(a, c->json);
   if (app_agree(a)) return 1;
   app_transports_expand(a, &c->tr);
   return 0;

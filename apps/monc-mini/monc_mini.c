@@ -430,20 +430,14 @@ static void describe(app_ctx *a, plans *P) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   app_ctx a;
-  app_init(&a, PROG, MPI_COMM_WORLD);
+  app_start(&a, PROG, &argc, &argv);
   options o;
-  int procs[2] = {0, 0};
-  FILE *js;
   parse(&a, argc, argv, &o);
-  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
-  if (go) {
-    MPI_Finalize();
-    return go > 0;
-  }
+  int go = app_begin(&a, &o.c, usage, check_grid, &o);
+  if (go) return app_exit(go > 0);
 
-  hs_decomp d = app_decomp(&a, o.global, procs, 1);
+  hs_decomp d = app_decomp(&a, o.global, a.procs, 1);
   if (app_agree(&a)) goto fail;
 
   int nprog = 4 + o.nq, nf = 2 * nprog + 1;
@@ -452,15 +446,15 @@ int main(int argc, char **argv) {
     printf("monc-mini: %d ranks (%d x %d), global %d x %d x %d, local %d x %d x %d (rank 0), "
            "%d prognostics + previous levels = %d fields swapped, %d steps, %d Jacobi "
            "iterations, %s fields\n",
-           a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2],
+           a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2],
            hs_decomp_local_extent(d, 0), hs_decomp_local_extent(d, 1),
            hs_decomp_local_extent(d, 2), nprog, 2 * nprog, o.steps, o.iters,
            o.c.shared ? "hs_alloc" : "malloc");
-    if (js) {
-      fprintf(js, "{\"app\": \"monc-mini\", \"language\": \"C\", \"ranks\": %d, "
+    if (a.js) {
+      fprintf(a.js, "{\"app\": \"monc-mini\", \"language\": \"C\", \"ranks\": %d, "
                   "\"procs\": [%d, %d], \"global\": [%d, %d, %d], \"nq\": %d, "
                   "\"fields_swapped\": %d, \"steps\": %d, \"iters\": %d, \"alloc\": \"%s\",\n \"runs\": [",
-              a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], o.nq,
+              a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], o.nq,
               2 * nprog, o.steps, o.iters, o.c.shared ? "shared" : "malloc");
     }
   }
@@ -530,34 +524,32 @@ int main(int argc, char **argv) {
       printf("divmax %.17g\n", divmax);
       printf("setup %s: plans created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (js) {
-        fprintf(js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(js, spec);
-        fprintf(js, ", \"divmax\": %.17g, \"setup_s\": %.6e, \"checksums\": {", divmax, tsetup);
+      if (a.js) {
+        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
+        app_json_string(a.js, spec);
+        fprintf(a.js, ", \"divmax\": %.17g, \"setup_s\": %.6e, \"checksums\": {", divmax, tsetup);
         for (int f = 0; f < nf; f++) {
           char nm[32];
           field_name(&S, f, nm, sizeof nm);
-          fprintf(js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)gsums[f]);
+          fprintf(a.js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)gsums[f]);
         }
-        fprintf(js, "},\n   ");
-        app_timing_json(js, &tm, &ts);
-        fprintf(js, "}");
+        fprintf(a.js, "},\n   ");
+        app_timing_json(a.js, &tm, &ts);
+        fprintf(a.js, "}");
       }
       fflush(stdout);
     }
     free_plans(&P);
     state_free(&S);
   }
-  if (js) {
-    fprintf(js, "\n ]}\n");
-    fclose(js);
+  if (a.js) {
+    fprintf(a.js, "\n ]}\n");
+    fclose(a.js);
   }
   free(sums);
   free(gsums);
   hs_decomp_free(&d);
-  MPI_Finalize();
-  return 0;
+  return app_exit(0);
 fail:
-  MPI_Finalize();
-  return 1;
+  return app_exit(1);
 }

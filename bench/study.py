@@ -590,7 +590,7 @@ def make_plots(st):
         return plots
 
     def panels(recs, keep=lambda r: True):
-        """One panel per MPI with records: the figure and, per panel, (ax, MPI, its kept records)."""
+        """One panel per MPI with records: the figure, and (ax, MPI, its records) per panel."""
         mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
         fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
         return fig, [(ax, mname, [r for r in recs if r["mpi_name"] == mname and keep(r)])

@@ -59,28 +59,18 @@ static void usage(void) {
       "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
 }
 
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--global")) return app_triple(a, k, v, 1, 1 << 24, o->global);
+  return -1;
+}
+
 static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
+  *o = (options){.global = {100, 100, 32}, .nfields = 20, .steps = 1440};
   app_common_init(&o->c);
-  o->global[0] = o->global[1] = 100;
-  o->global[2] = 32;
-  o->nfields = 20;
-  o->steps = 1440;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
-    } else if (!strcmp(k, "--fields")) {
-      if (app_int(a, k, v, 3, 1024, &o->nfields)) return 1;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 100000000, &o->steps)) return 1;
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
-    }
-    i++;
-  }
-  return 0;
+  const app_int_opt ints[] = {{"--fields", 3, 1024, &o->nfields},
+                              {"--steps", 1, 100000000, &o->steps}};
+  return app_parse(a, &o->c, argc, argv, ints, 2, own_option, o);
 }
 
 static int check_grid(app_ctx *a, void *opts, const int procs[2]) {

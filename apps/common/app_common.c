@@ -15,6 +15,21 @@ void app_init(app_ctx *a, const char *prog, MPI_Comm comm) {
   MPI_Comm_size(comm, &a->size);
 }
 
+int app_parse(app_ctx *a, app_common_opts *c, int argc, char **argv, const app_int_opt *ints,
+              int nints, int (*own)(app_ctx *a, void *o, const char *k, const char *v), void *o) {
+  for (int i = 1; i < argc; i++) {
+    if (app_common_option(a, c, argc, argv, &i)) continue;
+    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int t = 0;
+    while (t < nints && strcmp(k, ints[t].name)) t++;
+    int rc = t < nints ? app_int(a, k, v, ints[t].lo, ints[t].hi, ints[t].out) : own(a, o, k, v);
+    if (rc < 0) return app_fail(a, "unknown option '%s' (see --help)", k);
+    if (rc) return 1;
+    i++;
+  }
+  return 0;
+}
+
 void app_start(app_ctx *a, const char *prog, int *argc, char ***argv) {
   MPI_Init(argc, argv);
   app_init(a, prog, MPI_COMM_WORLD);

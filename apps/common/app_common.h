@@ -66,6 +66,17 @@ void app_common_init(app_common_opts *c);
 /* If argv[*i] is one of the options above, takes it (and *i past its value) and returns 1,
  * with an error recorded if the value is bad; else 0. */
 int app_common_option(app_ctx *a, app_common_opts *c, int argc, char **argv, int *i);
+/* An app's integer option "--name N", N in [lo, hi]. */
+typedef struct {
+  const char *name;
+  long lo, hi;
+  int *out;
+} app_int_opt;
+/* The option loop of every app: the common options, the integer ones ints[0..nints), then
+ * own(a, o, k, v) for option k with value v (0: taken, 1: error recorded, -1: not its option,
+ * an unknown option). Returns 1 at the first error (recorded), else 0. */
+int app_parse(app_ctx *a, app_common_opts *c, int argc, char **argv, const app_int_opt *ints,
+              int nints, int (*own)(app_ctx *a, void *o, const char *k, const char *v), void *o);
 /* The start of every app's main, after its own parsing: agree on the options, print the usage
  * for --help, make the process grid a->procs from --px/--py, run the app's own check
  * (optional: grid against procs), open the JSON file (a->js, rank 0) and expand "all".

@@ -93,56 +93,44 @@ static int parse_double(app_ctx *a, const char *opt, const char *v, double lo, d
   return 0;
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
-  app_common_init(&o->c);
-  o->global[0] = o->global[1] = 48;
-  o->global[2] = 32;
-  o->nppc = 4;
-  o->seed = 42;
-  o->min_vratio = 40.0;
-  o->steps = 10;
-  o->warmup = 2;
-  o->check = 1;
-  o->tol = 1e-14;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 16, o->global)) return 1;
-    } else if (!strcmp(k, "--nppc")) {
-      if (app_int(a, k, v, 1, KEY_CELL - 1, &o->nppc)) return 1;
-    } else if (!strcmp(k, "--seed")) {
-      int s;
-      if (app_int(a, k, v, 0, 2147483647, &s)) return 1;
-      o->seed = (uint64_t)s;
-    } else if (!strcmp(k, "--min-vratio")) {
-      if (parse_double(a, k, v, 0.0, &o->min_vratio)) return 1;
-      o->mv_given = 1;
-    } else if (!strcmp(k, "--tol")) {
-      if (parse_double(a, k, v, 0.0, &o->tol)) return 1;
-    } else if (!strcmp(k, "--read")) {
-      if (!v) return app_fail(a, "option --read needs a value");
-      o->read = v;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 1000000, &o->steps)) return 1;
-    } else if (!strcmp(k, "--warmup")) {
-      if (app_int(a, k, v, 0, 1000000, &o->warmup)) return 1;
-    } else if (!strcmp(k, "--check")) {
-      if (app_int(a, k, v, 0, 1, &o->check)) return 1;
-    } else if (!strcmp(k, "--deposit")) {
-      if (!v) return app_fail(a, "option --deposit needs a value");
-      for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
-      }
-      if (o->deposit == 3)
-        return app_fail(a, "option --deposit = '%s': must be reproducible, "
-                           "reproducible-apriori or plain", v);
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--global")) {
+    if (app_triple(a, k, v, 1, 1 << 16, o->global)) return 1;
+  } else if (!strcmp(k, "--seed")) {
+    int s;
+    if (app_int(a, k, v, 0, 2147483647, &s)) return 1;
+    o->seed = (uint64_t)s;
+  } else if (!strcmp(k, "--min-vratio")) {
+    if (parse_double(a, k, v, 0.0, &o->min_vratio)) return 1;
+    o->mv_given = 1;
+  } else if (!strcmp(k, "--tol")) {
+    if (parse_double(a, k, v, 0.0, &o->tol)) return 1;
+  } else if (!strcmp(k, "--read")) {
+    if (!v) return app_fail(a, "option --read needs a value");
+    o->read = v;
+  } else if (!strcmp(k, "--deposit")) {
+    if (!v) return app_fail(a, "option --deposit needs a value");
+    for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
     }
-    i++;
+    if (o->deposit == 3)
+      return app_fail(a, "option --deposit = '%s': must be reproducible, "
+                         "reproducible-apriori or plain", v);
+  } else {
+    return -1;
   }
   return 0;
+}
+
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
+  *o = (options){.global = {48, 48, 32}, .nppc = 4, .seed = 42, .min_vratio = 40.0, .steps = 10,
+                 .warmup = 2, .check = 1, .tol = 1e-14};
+  app_common_init(&o->c);
+  const app_int_opt ints[] = {{"--nppc", 1, KEY_CELL - 1, &o->nppc},
+                              {"--steps", 1, 1000000, &o->steps},
+                              {"--warmup", 0, 1000000, &o->warmup},
+                              {"--check", 0, 1, &o->check}};
+  return app_parse(a, &o->c, argc, argv, ints, 4, own_option, o);
 }
 
 /* The box (--read's file's, or cells of 0.1), then the grid over the process grid: every rank

@@ -73,34 +73,27 @@ static void usage(void) {
       "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
-  app_common_init(&o->c);
-  int loc[3] = {16, 16, 256};
-  memcpy(o->local, loc, sizeof loc);
-  o->nq = 11;
-  o->steps = 10;
-  o->iters = 8;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--local")) {
-      if (app_triple(a, k, v, 1, 1 << 20, o->local)) return 1;
-      o->have_local = 1;
-    } else if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
-      o->have_global = 1;
-    } else if (!strcmp(k, "--nq")) {
-      if (app_int(a, k, v, 0, 500, &o->nq)) return 1;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 100000000, &o->steps)) return 1;
-    } else if (!strcmp(k, "--iters")) {
-      if (app_int(a, k, v, 1, 100000, &o->iters)) return 1;
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
-    }
-    i++;
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--local")) {
+    if (app_triple(a, k, v, 1, 1 << 20, o->local)) return 1;
+    o->have_local = 1;
+  } else if (!strcmp(k, "--global")) {
+    if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
+    o->have_global = 1;
+  } else {
+    return -1;
   }
+  return 0;
+}
+
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
+  *o = (options){.local = {16, 16, 256}, .nq = 11, .steps = 10, .iters = 8};
+  app_common_init(&o->c);
+  const app_int_opt ints[] = {{"--nq", 0, 500, &o->nq},
+                              {"--steps", 1, 100000000, &o->steps},
+                              {"--iters", 1, 100000, &o->iters}};
+  if (app_parse(a, &o->c, argc, argv, ints, 3, own_option, o)) return 1;
   if (o->have_global && o->have_local)
     return app_fail(a, "options --global and --local exclude each other");
   return 0;

@@ -5,6 +5,7 @@
  * time per swap (start + complete, slowest rank) and of its ratio to p2p in the same
  * repetition.
  * Usage: bench_rma [--reps R] [--swaps K] [--transport SPEC]... (default: p2p + every variant) */
+#include "app_common.h"
 #include "haloswap.h"
 
 #include <stdio.h>
@@ -87,12 +88,7 @@ int main(int argc, char **argv) {
     fields[f].halo[2] = 0;
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.depth[0] = pd.depth[1] = 2;
-  pd.depth[2] = 0;
-  pd.stencil = HS_STENCIL_BOX;
-  pd.nfields = NF;
-  pd.fields = fields;
+  app_plan_desc_xy(&pd, 2, HS_STENCIL_BOX, NF, fields, NULL);
   hs_plan plans[MAXSPEC];
   for (int s = 0; s < nspec; s++) {
     pd.transport_name = specs[s];

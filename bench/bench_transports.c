@@ -13,6 +13,7 @@
  *                         [--method NAME]...
  * Methods: memcpy, p2p, nbr, shm, shm-alloc (fields from hs_alloc), shm-barrier-alloc,
  * p2p-alloc, shmem (only when usable: HALOSWAP_SHMEM=1 and OMPI_MCA_osc=^rdma). */
+#include "app_common.h"
 #include "haloswap.h"
 
 #include <stdio.h>
@@ -143,13 +144,7 @@ int main(int argc, char **argv) {
         continue;
       }
       hs_plan_desc pd;
-      hs_plan_desc_init(&pd);
-      pd.depth[0] = pd.depth[1] = h;
-      pd.depth[2] = 0;
-      pd.stencil = HS_STENCIL_BOX;
-      pd.nfields = nf;
-      pd.fields = all[i].alloc ? fs : fp;
-      pd.transport_name = all[i].spec;
+      app_plan_desc_xy(&pd, h, HS_STENCIL_BOX, nf, all[i].alloc ? fs : fp, all[i].spec);
       if (hs_plan_create(d, &pd, &all[i].plan) != HS_OK) {
         if (rank == 0) printf("# %s: %s\n", all[i].name, hs_error_message());
         continue;

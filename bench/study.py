@@ -574,6 +574,11 @@ def scaling_table(recs):
     return "\n".join(rows)
 
 
+def first_seen(values):
+    """The distinct values in the order they first appear."""
+    return list(dict.fromkeys(values))
+
+
 def make_plots(st):
     plots = {}
     try:
@@ -583,23 +588,30 @@ def make_plots(st):
     except ImportError:
         st.notes.append("matplotlib is not installed: no plots (tools/install-deps.sh installs it)")
         return plots
+
+    def panels(recs, keep=lambda r: True):
+        """One panel per MPI with records: the figure, and (ax, MPI, its records) per panel."""
+        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
+        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
+        return fig, [(ax, mname, [r for r in recs if r["mpi_name"] == mname and keep(r)])
+                     for ax, mname in zip(axes[0], mpis)]
+
+    def save(fig, key, name):
+        fig.tight_layout()
+        path = os.path.join(st.out, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        plots[key] = os.path.basename(path)
+
     for study, xlabel in (("weak", "processes (weak scaling, local 16x16x256, 30 fields)"),
                           ("strong", "processes (strong scaling)")):
         recs = [r for r in st.records if r.get("study") == study]
         if not recs:
             continue
-        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
-        all_names = []
-        for r in recs:
-            if r["spec"] not in all_names:
-                all_names.append(r["spec"])
-        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-        for ax, mname in zip(axes[0], mpis):
-            mr = [r for r in recs if r["mpi_name"] == mname and ok(r)]
-            names = []
-            for r in mr:
-                if r["spec"] not in names:
-                    names.append(r["spec"])
+        all_names = first_seen(r["spec"] for r in recs)
+        fig, panel = panels(recs, ok)
+        for ax, mname, mr in panel:
+            names = first_seen(r["spec"] for r in mr)
             for name in names:
                 pts = sorted((r["ranks"], r["us_per_swap_median"], r["us_per_swap_min"],
                               r["us_per_swap_max"], r["oversubscribed"])
@@ -628,21 +640,12 @@ def make_plots(st):
                         ha="right", fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(st.out, "%s-scaling.png" % study)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        plots[study] = os.path.basename(path)
+        save(fig, study, "%s-scaling.png" % study)
     recs = [r for r in st.records if r.get("study") == "sweep" and ok(r)]
     if recs:
-        mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
-        fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-        for ax, mname in zip(axes[0], mpis):
-            mr = [r for r in recs if r["mpi_name"] == mname]
-            names = []
-            for r in mr:
-                if r["spec"] not in names:
-                    names.append(r["spec"])
+        fig, panel = panels(recs)
+        for ax, mname, mr in panel:
+            names = first_seen(r["spec"] for r in mr)
             for name in names:
                 pts = sorted((r["halo_bytes_per_swap"], r["us_per_swap_median"])
                              for r in mr if r["spec"] == name)
@@ -656,29 +659,16 @@ def make_plots(st):
             ax.set_title("message-size sweep, 2 ranks: %s" % short_mpi(mr, mname), fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = os.path.join(st.out, "sweep.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        plots["sweep"] = os.path.basename(path)
+        save(fig, "sweep", "sweep.png")
     if st.osu:
         for what in ("latency", "bandwidth"):
             recs = [r for r in st.osu if r.get("metric") == what]
             if not recs:
                 continue
-            mpis = [m.name for m in st.mpis if any(r["mpi_name"] == m.name for r in recs)]
-            fig, axes = plt.subplots(1, len(mpis), figsize=(6.2 * len(mpis), 4.6), squeeze=False)
-            for ax, mname in zip(axes[0], mpis):
-                mr = [r for r in recs if r["mpi_name"] == mname]
-                keys = []
-                for r in mr:
-                    k = "%s %s" % (r["method"], r["op"])
-                    if k not in keys:
-                        keys.append(k)
-                methods = []
-                for k in keys:
-                    if k.split()[0] not in methods:
-                        methods.append(k.split()[0])
+            fig, panel = panels(recs)
+            for ax, mname, mr in panel:
+                keys = first_seen("%s %s" % (r["method"], r["op"]) for r in mr)
+                methods = first_seen(k.split()[0] for k in keys)
                 for k in keys:
                     pts = sorted((r["bytes"], r["median"]) for r in mr
                                  if "%s %s" % (r["method"], r["op"]) == k)
@@ -693,11 +683,7 @@ def make_plots(st):
                 ax.set_title("OSU-style %s, 2 ranks: %s" % (what, mname), fontsize=10)
                 ax.grid(True, which="both", alpha=0.3)
                 ax.legend(fontsize=6, ncol=2)
-            fig.tight_layout()
-            path = os.path.join(st.out, "osu-%s.png" % what)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            plots["osu-" + what] = os.path.basename(path)
+            save(fig, "osu-" + what, "osu-%s.png" % what)
     return plots
 
 
@@ -732,11 +718,8 @@ def osu_tables(st):
         out.append("**All modes, %s (%s), median of repetitions.**\n" % (metric, unit))
         out.append("| MPI | method | op | " + " | ".join(fmt_size(s) for s in sizes) + " |")
         out.append("|---|---|---|" + "---:|" * len(sizes))
-        keys = []
-        for r in st.osu:
-            k = (r["mpi_name"], r["method"], r["op"])
-            if r["metric"] == metric and k not in keys:
-                keys.append(k)
+        keys = first_seen((r["mpi_name"], r["method"], r["op"])
+                          for r in st.osu if r["metric"] == metric)
         for k in keys:
             cells = []
             for s in sizes:
@@ -934,10 +917,7 @@ def render_report(st, plots):
         if not recs:
             continue
         sizes = sorted({r["halo_bytes_per_swap"] for r in recs})
-        names = []
-        for r in recs:
-            if r["spec"] not in names:
-                names.append(r["spec"])
+        names = first_seen(r["spec"] for r in recs)
         L.append("**%s** (us per swap by halo bytes per rank)\n" % m.name)
         L.append("| transport | " + " | ".join(fmt_bytes(s) for s in sizes) + " |")
         L.append("|---|" + "---:|" * len(sizes))

@@ -40,6 +40,20 @@ static ptrdiff_t offset(const fld *f, const int idx[3]) { /* idx: allocation ind
          (ptrdiff_t)idx[2] * f->stride[2];
 }
 
+/* Every allocated cell in memory order, the last index fastest: idx from first_cell, then
+ * next_cell; each returns 0 when there is none left. */
+static int first_cell(const fld *f, int idx[3]) {
+  idx[0] = idx[1] = idx[2] = 0;
+  return f->alloc[0] > 0 && f->alloc[1] > 0 && f->alloc[2] > 0;
+}
+static int next_cell(const fld *f, int idx[3]) {
+  for (int a = 2; a >= 0; a--) {
+    if (++idx[a] < f->alloc[a]) return 1;
+    idx[a] = 0;
+  }
+  return 0;
+}
+
 static double get(const fld *f, const int idx[3]) {
   char *e = f->base + offset(f, idx) * (ptrdiff_t)hs_type_size(f->type);
   switch (f->type) {
@@ -257,53 +271,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int f = 0; f < nf; f++) {
       fld *x = &fl[f];
       int idx[3];
-      for (idx[0] = 0; idx[0] < x->alloc[0]; idx[0]++)
-        for (idx[1] = 0; idx[1] < x->alloc[1]; idx[1]++)
-          for (idx[2] = 0; idx[2] < x->alloc[2]; idx[2]++) {
-            int in = 1;
-            for (int a = 0; a < 3; a++) {
-              int i = idx[a] - x->halo[a];
-              if (i < 0 || i >= local[a]) in = 0;
-            }
-            set(x, idx, in ? 1 + (idx[0] - x->halo[0]) + 100 * (idx[1] - x->halo[1]) +
-                                 10000 * (idx[2] - x->halo[2]) + 1000000 * f
-                           : -7);
-          }
+      for (int go = first_cell(x, idx); go; go = next_cell(x, idx)) {
+        int in = 1;
+        for (int a = 0; a < 3; a++) {
+          int i = idx[a] - x->halo[a];
+          if (i < 0 || i >= local[a]) in = 0;
+        }
+        set(x, idx, in ? 1 + (idx[0] - x->halo[0]) + 100 * (idx[1] - x->halo[1]) +
+                             10000 * (idx[2] - x->halo[2]) + 1000000 * f
+                       : -7);
+      }
     }
     if (hs_swap(p, NULL) != HS_OK) fail("an accepted plan failed to swap");
     for (int f = 0; f < nf; f++) {
       fld *x = &fl[f];
       int idx[3];
-      for (idx[0] = 0; idx[0] < x->alloc[0]; idx[0]++)
-        for (idx[1] = 0; idx[1] < x->alloc[1]; idx[1]++)
-          for (idx[2] = 0; idx[2] < x->alloc[2]; idx[2]++) {
-            int o[3], src[3], filled = 1, nz = 0;
-            for (int a = 0; a < 3; a++) {
-              int i = idx[a] - x->halo[a];
-              o[a] = i < 0 ? -1 : i >= local[a] ? 1 : 0;
-              src[a] = i;
-              if (o[a] == 0) continue;
-              nz++;
-              int dist = o[a] < 0 ? -i : i - local[a] + 1;
-              if (a >= nd || dist > pd.depth[a] || !periodic[a]) filled = 0;
-              src[a] = (i % local[a] + local[a]) % local[a];
-            }
-            if (pd.stencil == HS_STENCIL_STAR && nz > 1) filled = 0;
-            if (pd.oneway != HS_ONEWAY_NONE) {
-              int want = pd.oneway == HS_ONEWAY_LOWER ? 1 : -1;
-              for (int a = 0; a < 3; a++)
-                if (o[a] != (a == pd.oneway_axis ? want : 0)) filled = 0;
-            }
-            double v = get(x, idx);
-            double expect = nz == 0 || filled
-                                ? 1 + src[0] + 100 * src[1] + 10000 * src[2] + 1000000 * f
-                                : -7;
-            if (v != expect) {
-              fprintf(stderr, "fuzz_desc: field %d cell (%d,%d,%d) = %g, want %g\n", f,
-                      idx[0] - x->halo[0], idx[1] - x->halo[1], idx[2] - x->halo[2], v, expect);
-              fail("wrong value after a swap");
-            }
-          }
+      for (int go = first_cell(x, idx); go; go = next_cell(x, idx)) {
+        int o[3], src[3], filled = 1, nz = 0;
+        for (int a = 0; a < 3; a++) {
+          int i = idx[a] - x->halo[a];
+          o[a] = i < 0 ? -1 : i >= local[a] ? 1 : 0;
+          src[a] = i;
+          if (o[a] == 0) continue;
+          nz++;
+          int dist = o[a] < 0 ? -i : i - local[a] + 1;
+          if (a >= nd || dist > pd.depth[a] || !periodic[a]) filled = 0;
+          src[a] = (i % local[a] + local[a]) % local[a];
+        }
+        if (pd.stencil == HS_STENCIL_STAR && nz > 1) filled = 0;
+        if (pd.oneway != HS_ONEWAY_NONE) {
+          int want = pd.oneway == HS_ONEWAY_LOWER ? 1 : -1;
+          for (int a = 0; a < 3; a++)
+            if (o[a] != (a == pd.oneway_axis ? want : 0)) filled = 0;
+        }
+        double v = get(x, idx);
+        double expect = nz == 0 || filled
+                            ? 1 + src[0] + 100 * src[1] + 10000 * src[2] + 1000000 * f
+                            : -7;
+        if (v != expect) {
+          fprintf(stderr, "fuzz_desc: field %d cell (%d,%d,%d) = %g, want %g\n", f,
+                  idx[0] - x->halo[0], idx[1] - x->halo[1], idx[2] - x->halo[2], v, expect);
+          fail("wrong value after a swap");
+        }
+      }
     }
   }
   if (p && hs_plan_free(&p) != HS_OK) fail("hs_plan_free failed");

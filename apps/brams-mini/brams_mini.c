@@ -59,28 +59,18 @@ static void usage(void) {
       "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
 }
 
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--global")) return app_triple(a, k, v, 1, 1 << 24, o->global);
+  return -1;
+}
+
 static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
+  *o = (options){.global = {100, 100, 32}, .nfields = 20, .steps = 1440};
   app_common_init(&o->c);
-  o->global[0] = o->global[1] = 100;
-  o->global[2] = 32;
-  o->nfields = 20;
-  o->steps = 1440;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
-    } else if (!strcmp(k, "--fields")) {
-      if (app_int(a, k, v, 3, 1024, &o->nfields)) return 1;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 100000000, &o->steps)) return 1;
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
-    }
-    i++;
-  }
-  return 0;
+  const app_int_opt ints[] = {{"--fields", 3, 1024, &o->nfields},
+                              {"--steps", 1, 100000000, &o->steps}};
+  return app_parse(a, &o->c, argc, argv, ints, 2, own_option, o);
 }
 
 static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
@@ -151,50 +141,50 @@ static int state_init(app_ctx *a, state *S, hs_decomp d, int nf, int shared) {
   return 0;
 }
 
-/* 1. Physics: vertical mixing in every column, and relaxation of the scalars. */
-static void physics(state *S) {
-  const int nz = S->nz;
-  for (int m = 0; m < S->nf; m++) {
-    double *a = S->a[m];
+/* Calls col(S, m, c0) for every field m and interior column (c0: its k = 0 cell), in the
+ * order every kernel below sweeps the grid. */
+static void for_columns(state *S, void (*col)(state *S, int m, ptrdiff_t c0)) {
+  for (int m = 0; m < S->nf; m++)
     for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) S->col[k] = a[c0 + k];
-        for (int k = 0; k < nz; k++) {
-          double lo = k > 0 ? S->col[k - 1] : S->col[k];
-          double hi = k + 1 < nz ? S->col[k + 1] : S->col[k];
-          double x = S->col[k] + 0.1 * ((lo + hi) - 2.0 * S->col[k]);
-          if (m >= 3) x = x + 0.01 * (((double)(m - 2) + 0.5 / (double)(k + 1)) - x);
-          a[c0 + k] = x;
-        }
-      }
+      for (int i = 0; i < S->nx; i++) col(S, m, IX(S, 0, i, j));
+}
+
+/* 1. Physics: vertical mixing in every column, and relaxation of the scalars. */
+static void physics_column(state *S, int m, ptrdiff_t c0) {
+  const int nz = S->nz;
+  double *a = S->a[m];
+  for (int k = 0; k < nz; k++) S->col[k] = a[c0 + k];
+  for (int k = 0; k < nz; k++) {
+    double lo = k > 0 ? S->col[k - 1] : S->col[k];
+    double hi = k + 1 < nz ? S->col[k + 1] : S->col[k];
+    double x = S->col[k] + 0.1 * ((lo + hi) - 2.0 * S->col[k]);
+    if (m >= 3) x = x + 0.01 * (((double)(m - 2) + 0.5 / (double)(k + 1)) - x);
+    a[c0 + k] = x;
   }
 }
 
+static void physics(state *S) { for_columns(S, physics_column); }
+
 /* 3. Column-local dynamics, overlapping the exchange: reads interior values only. */
-static void column_dynamics(state *S) {
+static void dynamics_column(state *S, int m, ptrdiff_t c0) {
   const int nz = S->nz, rayleigh = nz - nz / 4;
   const double *u = S->a[0], *v = S->a[1], *w = S->a[2];
-  for (int m = 0; m < S->nf; m++) {
-    const double *a = S->a[m];
-    double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double x = 0.0;
-          if (m == 0) x = FCOR * v[c];
-          if (m == 1) x = -(FCOR * u[c]);
-          double wc = w[c];
-          if (wc > 0.0 && k > 0) x = x - wc * (a[c] - a[c - 1]);
-          if (wc < 0.0 && k + 1 < nz) x = x - wc * (a[c + 1] - a[c]);
-          if (m < 2 && k >= rayleigh) x = x - 0.01 * a[c];
-          t[c] = x;
-        }
-      }
+  const double *a = S->a[m];
+  double *t = S->t[m];
+  for (int k = 0; k < nz; k++) {
+    const ptrdiff_t c = c0 + k;
+    double x = 0.0;
+    if (m == 0) x = FCOR * v[c];
+    if (m == 1) x = -(FCOR * u[c]);
+    double wc = w[c];
+    if (wc > 0.0 && k > 0) x = x - wc * (a[c] - a[c - 1]);
+    if (wc < 0.0 && k + 1 < nz) x = x - wc * (a[c + 1] - a[c]);
+    if (m < 2 && k >= rayleigh) x = x - 0.01 * a[c];
+    t[c] = x;
   }
 }
+
+static void column_dynamics(state *S) { for_columns(S, dynamics_column); }
 
 /* Zero-gradient ghost zone on the walls (the exchange leaves it untouched). */
 static void wall_ghosts(state *S) {
@@ -214,36 +204,31 @@ static void wall_ghosts(state *S) {
 }
 
 /* 5. Horizontal upwind advection and diffusion on the 5-point stencil, then the update. */
-static void horizontal_and_update(state *S) {
-  const int nz = S->nz;
+static void horizontal_column(state *S, int m, ptrdiff_t c0) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const double *u = S->a[0], *v = S->a[1];
-  /* Every tendency first, then the update: u and v advect every field. */
-  for (int m = 0; m < S->nf; m++) {
-    const double *a = S->a[m];
-    double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double uc = u[c], vc = v[c];
-          double ax = uc > 0.0 ? uc * (a[c] - a[c - sx]) : uc * (a[c + sx] - a[c]);
-          double ay = vc > 0.0 ? vc * (a[c] - a[c - sy]) : vc * (a[c + sy] - a[c]);
-          double lap = ((a[c - sx] + a[c + sx]) + (a[c - sy] + a[c + sy])) - 4.0 * a[c];
-          t[c] = (t[c] - (ax + ay)) + KH * lap;
-        }
-      }
+  const double *a = S->a[m];
+  double *t = S->t[m];
+  for (int k = 0; k < S->nz; k++) {
+    const ptrdiff_t c = c0 + k;
+    double uc = u[c], vc = v[c];
+    double ax = uc > 0.0 ? uc * (a[c] - a[c - sx]) : uc * (a[c + sx] - a[c]);
+    double ay = vc > 0.0 ? vc * (a[c] - a[c - sy]) : vc * (a[c + sy] - a[c]);
+    double lap = ((a[c - sx] + a[c + sx]) + (a[c - sy] + a[c + sy])) - 4.0 * a[c];
+    t[c] = (t[c] - (ax + ay)) + KH * lap;
   }
-  for (int m = 0; m < S->nf; m++) {
-    double *a = S->a[m];
-    const double *t = S->t[m];
-    for (int j = 0; j < S->ny; j++)
-      for (int i = 0; i < S->nx; i++) {
-        const ptrdiff_t c0 = IX(S, 0, i, j);
-        for (int k = 0; k < nz; k++) a[c0 + k] = a[c0 + k] + DT * t[c0 + k];
-      }
-  }
+}
+
+static void update_column(state *S, int m, ptrdiff_t c0) {
+  double *a = S->a[m];
+  const double *t = S->t[m];
+  for (int k = 0; k < S->nz; k++) a[c0 + k] = a[c0 + k] + DT * t[c0 + k];
+}
+
+/* Every tendency first, then the update: u and v advect every field. */
+static void horizontal_and_update(state *S) {
+  for_columns(S, horizontal_column);
+  for_columns(S, update_column);
 }
 
 static void field_name(int m, char *buf, size_t len) {
@@ -255,34 +240,28 @@ static void field_name(int m, char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   app_ctx a;
-  app_init(&a, PROG, MPI_COMM_WORLD);
+  app_start(&a, PROG, &argc, &argv);
   options o;
-  int procs[2] = {0, 0};
-  FILE *js;
   parse(&a, argc, argv, &o);
-  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
-  if (go) {
-    MPI_Finalize();
-    return go > 0;
-  }
+  int go = app_begin(&a, &o.c, usage, check_grid, &o);
+  if (go) return app_exit(go > 0);
 
-  hs_decomp d = app_decomp(&a, o.global, procs, 0); /* a limited-area model: walled */
+  hs_decomp d = app_decomp(&a, o.global, a.procs, 0); /* a limited-area model: walled */
   if (app_agree(&a)) goto fail;
 
   const int nf = o.nfields, timed = o.steps > 1 ? o.steps - 1 : 1;
   if (a.rank == 0) {
     printf("brams-mini: %d ranks (%d x %d), global %d x %d x %d, local %d x %d x %d (rank 0), "
            "%d fields, %d steps, %s fields\n",
-           a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2],
+           a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2],
            hs_decomp_local_extent(d, 0), hs_decomp_local_extent(d, 1),
            hs_decomp_local_extent(d, 2), nf, o.steps, o.c.shared ? "hs_alloc" : "malloc");
-    if (js)
-      fprintf(js, "{\"app\": \"brams-mini\", \"language\": \"C\", \"ranks\": %d, "
+    if (a.js)
+      fprintf(a.js, "{\"app\": \"brams-mini\", \"language\": \"C\", \"ranks\": %d, "
                   "\"procs\": [%d, %d], \"global\": [%d, %d, %d], \"fields\": %d, "
                   "\"steps\": %d, \"alloc\": \"%s\",\n \"runs\": [",
-              a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], nf, o.steps,
+              a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], nf, o.steps,
               o.c.shared ? "shared" : "malloc");
   }
   uint64_t *sums = malloc((size_t)nf * sizeof *sums), *gsums = malloc((size_t)nf * sizeof *gsums);
@@ -308,13 +287,7 @@ int main(int argc, char **argv) {
       fl[m] = f;
     }
     hs_plan_desc pd;
-    hs_plan_desc_init(&pd);
-    pd.depth[0] = pd.depth[1] = 1;
-    pd.depth[2] = 0;
-    pd.stencil = HS_STENCIL_STAR;
-    pd.nfields = nf;
-    pd.fields = fl;
-    pd.transport_name = spec;
+    app_plan_desc_xy(&pd, 1, HS_STENCIL_STAR, nf, fl, spec);
     hs_plan plan = NULL;
     double tsetup = MPI_Wtime();
     if (hs_plan_create(d, &pd, &plan) != HS_OK)
@@ -379,35 +352,33 @@ int main(int argc, char **argv) {
       }
       printf("setup %s: plan created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (js) {
-        fprintf(js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(js, spec);
-        fprintf(js, ", \"setup_s\": %.6e, \"checksums\": {", tsetup);
+      if (a.js) {
+        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
+        app_json_string(a.js, spec);
+        fprintf(a.js, ", \"setup_s\": %.6e, \"checksums\": {", tsetup);
         for (int m = 0; m < nf; m++) {
           char nm[32];
           field_name(m, nm, sizeof nm);
-          fprintf(js, "%s\"%s\": \"%016llX\"", m ? ", " : "", nm, (unsigned long long)gsums[m]);
+          fprintf(a.js, "%s\"%s\": \"%016llX\"", m ? ", " : "", nm, (unsigned long long)gsums[m]);
         }
-        fprintf(js, "},\n   ");
-        app_timing_json(js, &tm, &ts);
-        fprintf(js, "}");
+        fprintf(a.js, "},\n   ");
+        app_timing_json(a.js, &tm, &ts);
+        fprintf(a.js, "}");
       }
       fflush(stdout);
     }
     hs_plan_free(&plan);
     state_free(&S);
   }
-  if (js) {
-    fprintf(js, "\n ]}\n");
-    fclose(js);
+  if (a.js) {
+    fprintf(a.js, "\n ]}\n");
+    fclose(a.js);
   }
   free(fl);
   free(sums);
   free(gsums);
   hs_decomp_free(&d);
-  MPI_Finalize();
-  return 0;
+  return app_exit(0);
 fail:
-  MPI_Finalize();
-  return 1;
+  return app_exit(1);
 }

@@ -15,6 +15,31 @@ void app_init(app_ctx *a, const char *prog, MPI_Comm comm) {
   MPI_Comm_size(comm, &a->size);
 }
 
+int app_parse(app_ctx *a, app_common_opts *c, int argc, char **argv, const app_int_opt *ints,
+              int nints, int (*own)(app_ctx *a, void *o, const char *k, const char *v), void *o) {
+  for (int i = 1; i < argc; i++) {
+    if (app_common_option(a, c, argc, argv, &i)) continue;
+    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int t = 0;
+    while (t < nints && strcmp(k, ints[t].name)) t++;
+    int rc = t < nints ? app_int(a, k, v, ints[t].lo, ints[t].hi, ints[t].out) : own(a, o, k, v);
+    if (rc < 0) return app_fail(a, "unknown option '%s' (see --help)", k);
+    if (rc) return 1;
+    i++;
+  }
+  return 0;
+}
+
+void app_start(app_ctx *a, const char *prog, int *argc, char ***argv) {
+  MPI_Init(argc, argv);
+  app_init(a, prog, MPI_COMM_WORLD);
+}
+
+int app_exit(int rc) {
+  MPI_Finalize();
+  return rc;
+}
+
 int app_fail(app_ctx *a, const char *fmt, ...) {
   if (a->err[0]) return 1;
   va_list ap;
@@ -297,9 +322,9 @@ static int app_procs(app_ctx *a, const app_common_opts *c, int procs[2]) {
 }
 
 int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
-              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
-              FILE **json) {
-  *json = NULL;
+              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts) {
+  int *procs = a->procs;
+  a->js = NULL;
   if (c->tr.n == 0 && !a->err[0]) app_transport_add(a, &c->tr, "p2p");
   if (app_agree(a)) return 1;
   if (c->help) {
@@ -308,9 +333,35 @@ int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
   }
   if (!app_procs(a, c, procs) && check) check(a, opts, procs);
   if (app_agree(a)) return 1;
-  *json = app_json_open(a, c->json);
+  a->js = app_json_open(a, c->json);
   if (app_agree(a)) return 1;
   app_transports_expand(a, &c->tr);
+  return 0;
+}
+
+void app_plan_desc_xy(hs_plan_desc *pd, int depth, hs_stencil stencil, int nfields,
+                      hs_field *fields, const char *spec) {
+  hs_plan_desc_init(pd);
+  pd->depth[0] = pd->depth[1] = depth;
+  pd->depth[2] = 0;
+  pd->stencil = stencil;
+  pd->nfields = nfields;
+  pd->fields = fields;
+  pd->transport_name = spec;
+}
+
+int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,
+                      const char *halo) {
+  for (int d = 0; d < 2; d++) {
+    if (procs[d] > global[d])
+      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
+                      "xy"[d], global[d], "xy"[d]);
+    if (global[d] / procs[d] < depth)
+      return app_fail(a,
+                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
+                      "some rank, fewer than %s %d",
+                      global[d], "xy"[d], procs[d], global[d] / procs[d], halo, depth);
+  }
   return 0;
 }
 

@@ -20,9 +20,15 @@ typedef struct {
   MPI_Comm comm;
   int rank, size;
   char err[APP_MSG]; /* first local error, empty if none */
+  int procs[2];       /* ranks along x and y (app_begin) */
+  FILE *js;           /* the --json file on rank 0, else NULL (app_begin) */
 } app_ctx;
 
 void app_init(app_ctx *a, const char *prog, MPI_Comm comm);
+/* The start of an app's main: MPI_Init, then app_init on MPI_COMM_WORLD. */
+void app_start(app_ctx *a, const char *prog, int *argc, char ***argv);
+/* The end of an app's main: MPI_Finalize, and rc to return. */
+int app_exit(int rc);
 /* Record a local error (the first one wins). Returns 1 so callers can `return app_fail(..)`. */
 int app_fail(app_ctx *a, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -60,13 +66,33 @@ void app_common_init(app_common_opts *c);
 /* If argv[*i] is one of the options above, takes it (and *i past its value) and returns 1,
  * with an error recorded if the value is bad; else 0. */
 int app_common_option(app_ctx *a, app_common_opts *c, int argc, char **argv, int *i);
+/* An app's integer option "--name N", N in [lo, hi]. */
+typedef struct {
+  const char *name;
+  long lo, hi;
+  int *out;
+} app_int_opt;
+/* The option loop of every app: the common options, the integer ones ints[0..nints), then
+ * own(a, o, k, v) for option k with value v (0: taken, 1: error recorded, -1: not its option,
+ * an unknown option). Returns 1 at the first error (recorded), else 0. */
+int app_parse(app_ctx *a, app_common_opts *c, int argc, char **argv, const app_int_opt *ints,
+              int nints, int (*own)(app_ctx *a, void *o, const char *k, const char *v), void *o);
 /* The start of every app's main, after its own parsing: agree on the options, print the usage
- * for --help, make the process grid procs from --px/--py, run the app's own check (optional:
- * grid against procs), open the JSON file (*json, rank 0) and expand "all". Returns 0 to go
- * on, -1 after --help, 1 on an error (printed once, the same on every rank). */
+ * for --help, make the process grid a->procs from --px/--py, run the app's own check
+ * (optional: grid against procs), open the JSON file (a->js, rank 0) and expand "all".
+ * Returns 0 to go on, -1 after --help, 1 on an error (printed once, the same on every rank). */
 int app_begin(app_ctx *a, app_common_opts *c, void (*usage)(void),
-              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts, int procs[2],
-              FILE **json);
+              int (*check)(app_ctx *a, void *opts, const int procs[2]), void *opts);
+
+/* A plan description for fields with a halo in x and y only: depth in both, none in z (the
+ * mini-apps' and the MONC-case benches' plans). */
+void app_plan_desc_xy(hs_plan_desc *pd, int depth, hs_stencil stencil, int nfields,
+                      hs_field *fields, const char *spec);
+
+/* A check_grid's x-y part: every rank along x and y gets at least depth of the global[0..1]
+ * columns. Else records the error, which ends "fewer than <halo> <depth>", and returns 1. */
+int app_check_columns(app_ctx *a, const int procs[2], const int global[3], int depth,
+                      const char *halo);
 
 /* Initial value in [0,1) from global coordinates and a field id: integer arithmetic only, so
  * every language and decomposition gets the same bits. */

@@ -143,6 +143,25 @@ static int too_far(const ef_grid *g, const ef_parcels *ps, int n, int pt, const 
   return -1;
 }
 
+/* Trilinear stencil of one support point: the weights w[dk][dj][di] and the k = idx[2] cells
+ * c[di][dj] of its 2 x 2 columns, shared by the deposit and the interpolation. */
+typedef struct {
+  long idx[3];
+  double w[2][2][2];
+  size_t c[2][2];
+} stencil;
+
+/* Support point pt of parcel m; too_far's -1 (and why) if its nodes are not all held. */
+static int point_stencil(const ef_grid *g, const ef_box *e, const ef_parcels *ps, int m, int pt,
+                         stencil *st, char *why, size_t len) {
+  int ix[2], jy[2];
+  trilinear(e, ps->pts + 12 * m + 3 * pt, st->idx, st->w);
+  if (nodes(g, st->idx, ix, jy)) return too_far(g, ps, m, pt, st->idx, why, len);
+  for (int di = 0; di < 2; di++)
+    for (int dj = 0; dj < 2; dj++) st->c[di][dj] = ef_at(g, ix[di], jy[dj], (int)st->idx[2]);
+  return 0;
+}
+
 /* Buoyancy plus the latent heating of the condensed humidity. */
 static double total_buoyancy(const ef_box *e, const double *a, double hum) {
   double qc = hum - EF_Q0 * exp(EF_LAMBDA_C * (e->b.origin[2] - a[PZ]));
@@ -275,17 +294,13 @@ int ef_par2grid_deposit(ef_grid *g, const ef_box *e, const ef_parcels *ps, int a
     g->nparg[cc] += 1;
     if (pvol <= e->vmin) g->nsparg[cc] += 1;
     for (int pt = 0; pt < 4; pt++) {
-      long idx[3];
-      double w[2][2][2];
-      int ix[2], jy[2];
-      trilinear(e, ps->pts + 12 * m + 3 * pt, idx, w);
-      if (nodes(g, idx, ix, jy)) return too_far(g, ps, m, pt, idx, why, len);
+      stencil st;
+      if (point_stencil(g, e, ps, m, pt, &st, why, len)) return -1;
       for (int di = 0; di < 2; di++)
         for (int dj = 0; dj < 2; dj++) {
-          size_t c0 = ef_at(g, ix[di], jy[dj], (int)idx[2]);
           for (int dk = 0; dk < 2; dk++) {
-            size_t p = c0 + (size_t)dk;
-            double wt = (0.25 * pvol) * w[dk][dj][di];
+            size_t p = st.c[di][dj] + (size_t)dk;
+            double wt = (0.25 * pvol) * st.w[dk][dj][di];
             if (absval) {
               vx[p] += fabs(wt * a[XI]);
               vy[p] += fabs(wt * a[ETA]);
@@ -420,21 +435,15 @@ int ef_grid2par(const ef_grid *g, const ef_box *e, ef_parcels *ps, char *why, si
     double *out = ps->out + (size_t)EF_NOUT * m;
     for (int q = 0; q < EF_NOUT; q++) out[q] = 0.0;
     for (int pt = 0; pt < 4; pt++) {
-      long idx[3];
-      double w[2][2][2];
-      int ix[2], jy[2];
-      trilinear(e, ps->pts + 12 * m + 3 * pt, idx, w);
-      if (nodes(g, idx, ix, jy)) return too_far(g, ps, m, pt, idx, why, len);
-      size_t c[2][2];
-      for (int di = 0; di < 2; di++)
-        for (int dj = 0; dj < 2; dj++) c[di][dj] = ef_at(g, ix[di], jy[dj], (int)idx[2]);
+      stencil st;
+      if (point_stencil(g, e, ps, m, pt, &st, why, len)) return -1;
       /* sum(weights * f(ks:ks+1, js:js+1, is:is+1)) in Fortran element order */
-#define EF_SUM(F, s)                                                                    \
-  do {                                                                                  \
-    s = 0.0;                                                                            \
-    for (int di = 0; di < 2; di++)                                                      \
-      for (int dj = 0; dj < 2; dj++)                                                    \
-        for (int dk = 0; dk < 2; dk++) s += w[dk][dj][di] * (F)[c[di][dj] + (size_t)dk]; \
+#define EF_SUM(F, s)                                                                           \
+  do {                                                                                         \
+    s = 0.0;                                                                                   \
+    for (int di = 0; di < 2; di++)                                                             \
+      for (int dj = 0; dj < 2; dj++)                                                           \
+        for (int dk = 0; dk < 2; dk++) s += st.w[dk][dj][di] * (F)[st.c[di][dj] + (size_t)dk]; \
   } while (0)
       double s;
       for (int l = 0; l < 3; l++) {

@@ -93,56 +93,44 @@ static int parse_double(app_ctx *a, const char *opt, const char *v, double lo, d
   return 0;
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
-  app_common_init(&o->c);
-  o->global[0] = o->global[1] = 48;
-  o->global[2] = 32;
-  o->nppc = 4;
-  o->seed = 42;
-  o->min_vratio = 40.0;
-  o->steps = 10;
-  o->warmup = 2;
-  o->check = 1;
-  o->tol = 1e-14;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 16, o->global)) return 1;
-    } else if (!strcmp(k, "--nppc")) {
-      if (app_int(a, k, v, 1, KEY_CELL - 1, &o->nppc)) return 1;
-    } else if (!strcmp(k, "--seed")) {
-      int s;
-      if (app_int(a, k, v, 0, 2147483647, &s)) return 1;
-      o->seed = (uint64_t)s;
-    } else if (!strcmp(k, "--min-vratio")) {
-      if (parse_double(a, k, v, 0.0, &o->min_vratio)) return 1;
-      o->mv_given = 1;
-    } else if (!strcmp(k, "--tol")) {
-      if (parse_double(a, k, v, 0.0, &o->tol)) return 1;
-    } else if (!strcmp(k, "--read")) {
-      if (!v) return app_fail(a, "option --read needs a value");
-      o->read = v;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 1000000, &o->steps)) return 1;
-    } else if (!strcmp(k, "--warmup")) {
-      if (app_int(a, k, v, 0, 1000000, &o->warmup)) return 1;
-    } else if (!strcmp(k, "--check")) {
-      if (app_int(a, k, v, 0, 1, &o->check)) return 1;
-    } else if (!strcmp(k, "--deposit")) {
-      if (!v) return app_fail(a, "option --deposit needs a value");
-      for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
-      }
-      if (o->deposit == 3)
-        return app_fail(a, "option --deposit = '%s': must be reproducible, "
-                           "reproducible-apriori or plain", v);
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--global")) {
+    if (app_triple(a, k, v, 1, 1 << 16, o->global)) return 1;
+  } else if (!strcmp(k, "--seed")) {
+    int s;
+    if (app_int(a, k, v, 0, 2147483647, &s)) return 1;
+    o->seed = (uint64_t)s;
+  } else if (!strcmp(k, "--min-vratio")) {
+    if (parse_double(a, k, v, 0.0, &o->min_vratio)) return 1;
+    o->mv_given = 1;
+  } else if (!strcmp(k, "--tol")) {
+    if (parse_double(a, k, v, 0.0, &o->tol)) return 1;
+  } else if (!strcmp(k, "--read")) {
+    if (!v) return app_fail(a, "option --read needs a value");
+    o->read = v;
+  } else if (!strcmp(k, "--deposit")) {
+    if (!v) return app_fail(a, "option --deposit needs a value");
+    for (o->deposit = 0; o->deposit < 3 && strcmp(v, dep_name[o->deposit]); o->deposit++) {
     }
-    i++;
+    if (o->deposit == 3)
+      return app_fail(a, "option --deposit = '%s': must be reproducible, "
+                         "reproducible-apriori or plain", v);
+  } else {
+    return -1;
   }
   return 0;
+}
+
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
+  *o = (options){.global = {48, 48, 32}, .nppc = 4, .seed = 42, .min_vratio = 40.0, .steps = 10,
+                 .warmup = 2, .check = 1, .tol = 1e-14};
+  app_common_init(&o->c);
+  const app_int_opt ints[] = {{"--nppc", 1, KEY_CELL - 1, &o->nppc},
+                              {"--steps", 1, 1000000, &o->steps},
+                              {"--warmup", 0, 1000000, &o->warmup},
+                              {"--check", 0, 1, &o->check}};
+  return app_parse(a, &o->c, argc, argv, ints, 4, own_option, o);
 }
 
 /* The box (--read's file's, or cells of 0.1), then the grid over the process grid: every rank
@@ -166,17 +154,7 @@ static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
   }
   if (o->global[2] < 2)
     return app_fail(a, "grid: %d cells in z, EPIC's z halo folding needs at least 2", o->global[2]);
-  for (int d = 0; d < 2; d++) {
-    if (procs[d] > o->global[d])
-      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
-                      "xy"[d], o->global[d], "xy"[d]);
-    if (o->global[d] / procs[d] < EF_HHI)
-      return app_fail(a,
-                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
-                      "some rank, fewer than EPIC's upper halo of %d",
-                      o->global[d], "xy"[d], procs[d], o->global[d] / procs[d], EF_HHI);
-  }
-  return 0;
+  return app_check_columns(a, procs, o->global, EF_HHI, "EPIC's upper halo of");
 }
 
 /* ---------------------------------------------------------------- parcels */
@@ -735,12 +713,9 @@ static int serial_pass(const method *m, double tol) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   app_ctx a;
-  app_init(&a, PROG, MPI_COMM_WORLD);
+  app_start(&a, PROG, &argc, &argv);
   options o;
-  int procs[2] = {0, 0};
-  FILE *js;
   parse(&a, argc, argv, &o);
   /* methods: "all" = every usable transport and epic-ref */
   int want_ref = 0;
@@ -748,18 +723,15 @@ int main(int argc, char **argv) {
     if (!strcmp(o.c.tr.spec[i], "all")) want_ref = 1;
   for (int i = 0; i < o.c.tr.n; i++)
     if (!strcmp(o.c.tr.spec[i], "epic-ref")) want_ref = 0;
-  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
-  if (go) {
-    MPI_Finalize();
-    return go > 0;
-  }
+  int go = app_begin(&a, &o.c, usage, check_grid, &o);
+  if (go) return app_exit(go > 0);
   pc_box box = o.box;
   pc_set all = o.all;
   if (want_ref) app_transport_add(&a, &o.c.tr, "epic-ref");
   if (app_agree(&a)) goto fail;
 
   int gz[3] = {o.global[0], o.global[1], o.global[2] + 1}; /* z: nodes 0..nz */
-  hs_decomp d = app_decomp(&a, gz, procs, 1);
+  hs_decomp d = app_decomp(&a, gz, a.procs, 1);
   if (app_agree(&a)) goto fail;
   ef_box e;
   ef_box_init(&e, &box, o.min_vratio);
@@ -854,7 +826,7 @@ int main(int argc, char **argv) {
   if (a.rank == 0) {
     printf("%s: %d ranks (%d x %d), grid %d x %d x %d cells (z nodes 0..%d, stored -1..%d), "
            "local %d x %d (rank 0), %ld parcels (%s), %d warm-up + %d timed steps, %s fields\n",
-           PROG, a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], o.global[2],
+           PROG, a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], o.global[2],
            o.global[2] + 1, g.nx, g.ny, nglobal, o.read ? o.read : "artificial set-up",
            o.warmup, o.steps, o.c.shared ? "hs_alloc" : "malloc");
     fflush(stdout);
@@ -1036,55 +1008,55 @@ int main(int argc, char **argv) {
     printf("\n%s: bit identity: %d haloswap transport(s)%s %s at every one of %d steps (%d "
            "checksums each)\n",
            PROG, nhs, refs, bits_same ? "gave the same bits" : "DIFFER", total, NSUM);
-    if (js) {
-      fprintf(js, "{\"app\": \"epic-fields\", \"ranks\": %d, \"procs\": [%d, %d], "
+    if (a.js) {
+      fprintf(a.js, "{\"app\": \"epic-fields\", \"ranks\": %d, \"procs\": [%d, %d], "
                   "\"global\": [%d, %d, %d], \"parcels\": %ld, \"input\": ",
-              a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], nglobal);
-      app_json_string(js, o.read ? o.read : "artificial");
-      fprintf(js, ", \"steps\": %d, \"warmup\": %d, \"alloc\": \"%s\", \"tol\": %.3g, "
+              a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], nglobal);
+      app_json_string(a.js, o.read ? o.read : "artificial");
+      fprintf(a.js, ", \"steps\": %d, \"warmup\": %d, \"alloc\": \"%s\", \"tol\": %.3g, "
                   "\"haloswap_bits_identical\": %s, \"bits_identical_methods\": %d,\n "
                   "\"deposit\": \"%s\"",
               o.steps, o.warmup, o.c.shared ? "shared" : "malloc", o.tol, bits_same ? "true" : "false",
               nhs + nref, dep_name[o.deposit]);
       if (!plain) {
-        fprintf(js, ", \"kmax_apriori\": %.0f, \"redone\": %ld, \"quanta\": {", kmax, w.redone);
+        fprintf(a.js, ", \"kmax_apriori\": %.0f, \"redone\": %ld, \"quanta\": {", kmax, w.redone);
         for (int f = 0; f < EF_NFLOAT; f++)
-          fprintf(js, "%s\"%s\": %.17g", f ? ", " : "", sum_name[f], w.q[f]);
-        fprintf(js, "}");
+          fprintf(a.js, "%s\"%s\": %.17g", f ? ", " : "", sum_name[f], w.q[f]);
+        fprintf(a.js, "}");
         if (o.check)
-          fprintf(js, ",\n \"rounding_cost\": {\"grid_bit_identical\": %ld, \"grid_values\": %ld, "
+          fprintf(a.js, ",\n \"rounding_cost\": {\"grid_bit_identical\": %ld, \"grid_values\": %ld, "
                       "\"err_over_sum_abs\": %.3e, \"rel_err\": %.3e, "
                       "\"z_halo_err_over_sum_abs\": %.3e}",
                   S.cost[0].same, S.cost[0].total, S.cost[0].bound,
                   isfinite(S.cost[0].rel) ? S.cost[0].rel : -1.0, S.cost[1].bound);
       }
-      fprintf(js, ",\n \"runs\": [");
+      fprintf(a.js, ",\n \"runs\": [");
       for (int i = 0; i < nm; i++) {
         method *m = &M[i];
-        fprintf(js, "%s\n  {\"transport\": ", i ? "," : "");
-        app_json_string(js, m->spec);
+        fprintf(a.js, "%s\n  {\"transport\": ", i ? "," : "");
+        app_json_string(a.js, m->spec);
         if (!m->ok) {
-          fprintf(js, ", \"status\": \"unavailable\", \"reason\": ");
-          app_json_string(js, m->reason);
-          fprintf(js, ", \"per_step_max\": {}}");
+          fprintf(a.js, ", \"status\": \"unavailable\", \"reason\": ");
+          app_json_string(a.js, m->reason);
+          fprintf(a.js, ", \"per_step_max\": {}}");
           continue;
         }
         summary *s2 = &sm[i];
-        fprintf(js, ", \"status\": \"ok\", \"method\": \"%s\", \"checksums\": {",
+        fprintf(a.js, ", \"status\": \"ok\", \"method\": \"%s\", \"checksums\": {",
                 m->kind == M_HS ? "haloswap" : "epic-ref");
         const uint64_t *s = m->sums + (size_t)(total - 1) * NSUM;
         for (int q = 0; q < NSUM; q++)
-          fprintf(js, "%s\"%s\": \"%016llX\"", q ? ", " : "", sum_name[q], (unsigned long long)s[q]);
-        fprintf(js, "},\n   \"per_step_max\": {\"step\": %.6e, \"comm\": %.6e, "
+          fprintf(a.js, "%s\"%s\": \"%016llX\"", q ? ", " : "", sum_name[q], (unsigned long long)s[q]);
+        fprintf(a.js, "},\n   \"per_step_max\": {\"step\": %.6e, \"comm\": %.6e, "
                     "\"comm_par2grid\": %.6e, \"comm_grid2par\": %.6e, \"comm_surface\": %.6e}, "
                     "\"exchange_per_step\": {\"median\": %.6e, \"min\": %.6e, \"max\": %.6e}",
                 s2->mean_max[PH_STEP], s2->exch_max, s2->mean_max[PH_P2G], s2->mean_max[PH_G2P],
                 s2->mean_max[PH_SURF], s2->med, s2->lo, s2->hi);
         if (iref >= 0)
-          fprintf(js, ", \"vs_epic_ref\": %.4f, \"vs_epic_ref_median\": %.4f",
+          fprintf(a.js, ", \"vs_epic_ref\": %.4f, \"vs_epic_ref_median\": %.4f",
                   s2->exch_max / sm[iref].exch_max, s2->med / sm[iref].med);
         if (o.check)
-          fprintf(js, ",\n   \"serial\": {\"pass\": %s, \"grid_err_over_bound\": %.3e, "
+          fprintf(a.js, ",\n   \"serial\": {\"pass\": %s, \"grid_err_over_bound\": %.3e, "
                       "\"grid_rel_err\": %.3e, \"grid_bit_identical\": %ld, \"grid_values\": %ld, "
                       "\"int_mismatches\": %ld, \"parcel_rel_err\": %.3e, "
                       "\"parcels_bit_identical\": %ld, \"parcels\": %ld, \"quanta_identical\": %s}",
@@ -1092,10 +1064,10 @@ int main(int argc, char **argv) {
                   isfinite(m->grid_rel) ? m->grid_rel : -1.0, m->grid_same, m->grid_total,
                   m->int_bad, m->parcel_rel, m->parcel_same, m->parcel_total,
                   m->q_same ? "true" : "false");
-        fprintf(js, "}");
+        fprintf(a.js, "}");
       }
-      fprintf(js, "\n ]}\n");
-      fclose(js);
+      fprintf(a.js, "\n ]}\n");
+      fclose(a.js);
     }
     printf("%s: %s\n", PROG, failed ? "FAIL" : "PASS");
     fflush(stdout);
@@ -1118,9 +1090,7 @@ int main(int argc, char **argv) {
   ef_grid_free(&S.bound, NULL);
   ef_grid_free(&g, d);
   hs_decomp_free(&d);
-  MPI_Finalize();
-  return failed ? 1 : 0;
+  return app_exit(failed ? 1 : 0);
 fail:
-  MPI_Finalize();
-  return 1;
+  return app_exit(1);
 }

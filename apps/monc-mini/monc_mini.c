@@ -44,6 +44,12 @@ typedef struct {
 } state;
 
 #define IX(S, k, j, i) ((ptrdiff_t)(k) + (S)->sy * ((j) + H) + (S)->sx * ((i) + H))
+/* Every point c = IX(S, k, j, i) of the columns [i0,i1) x [j0,j1), k fastest: the sweep of
+ * every kernel below (z is contiguous, so c steps with k). */
+#define FOR_POINTS(S, i0, i1, j0, j1, k, c)                                                     \
+  for (int i_ = (i0); i_ < (i1); i_++)                                                         \
+    for (int j_ = (j0); j_ < (j1); j_++)                                                       \
+      for (ptrdiff_t k = 0, c = IX(S, 0, j_, i_); k < (S)->nz; k++, c++)
 
 static void usage(void) {
   printf(
@@ -67,34 +73,27 @@ static void usage(void) {
       "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
 }
 
-static int parse(app_ctx *a, int argc, char **argv, options *o) {
-  memset(o, 0, sizeof *o);
-  app_common_init(&o->c);
-  int loc[3] = {16, 16, 256};
-  memcpy(o->local, loc, sizeof loc);
-  o->nq = 11;
-  o->steps = 10;
-  o->iters = 8;
-  for (int i = 1; i < argc; i++) {
-    if (app_common_option(a, &o->c, argc, argv, &i)) continue;
-    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(k, "--local")) {
-      if (app_triple(a, k, v, 1, 1 << 20, o->local)) return 1;
-      o->have_local = 1;
-    } else if (!strcmp(k, "--global")) {
-      if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
-      o->have_global = 1;
-    } else if (!strcmp(k, "--nq")) {
-      if (app_int(a, k, v, 0, 500, &o->nq)) return 1;
-    } else if (!strcmp(k, "--steps")) {
-      if (app_int(a, k, v, 1, 100000000, &o->steps)) return 1;
-    } else if (!strcmp(k, "--iters")) {
-      if (app_int(a, k, v, 1, 100000, &o->iters)) return 1;
-    } else {
-      return app_fail(a, "unknown option '%s' (see --help)", k);
-    }
-    i++;
+static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
+  options *o = opts;
+  if (!strcmp(k, "--local")) {
+    if (app_triple(a, k, v, 1, 1 << 20, o->local)) return 1;
+    o->have_local = 1;
+  } else if (!strcmp(k, "--global")) {
+    if (app_triple(a, k, v, 1, 1 << 24, o->global)) return 1;
+    o->have_global = 1;
+  } else {
+    return -1;
   }
+  return 0;
+}
+
+static int parse(app_ctx *a, int argc, char **argv, options *o) {
+  *o = (options){.local = {16, 16, 256}, .nq = 11, .steps = 10, .iters = 8};
+  app_common_init(&o->c);
+  const app_int_opt ints[] = {{"--nq", 0, 500, &o->nq},
+                              {"--steps", 1, 100000000, &o->steps},
+                              {"--iters", 1, 100000, &o->iters}};
+  if (app_parse(a, &o->c, argc, argv, ints, 3, own_option, o)) return 1;
   if (o->have_global && o->have_local)
     return app_fail(a, "options --global and --local exclude each other");
   return 0;
@@ -111,17 +110,7 @@ static int check_grid(app_ctx *a, void *opts, const int procs[2]) {
       o->global[d] = o->local[d] * procs[d];
     }
   if (!o->have_global) o->global[2] = o->local[2];
-  for (int d = 0; d < 2; d++) {
-    if (procs[d] > o->global[d])
-      return app_fail(a, "%d ranks along %c but the grid has only %d columns in %c", procs[d],
-                      "xy"[d], o->global[d], "xy"[d]);
-    if (o->global[d] / procs[d] < H)
-      return app_fail(a,
-                      "grid smaller than the halo: %d points in %c over %d ranks leave %d on "
-                      "some rank, fewer than the halo depth %d",
-                      o->global[d], "xy"[d], procs[d], o->global[d] / procs[d], H);
-  }
-  return 0;
+  return app_check_columns(a, procs, o->global, H, "the halo depth");
 }
 
 /* Frees in allocation order (hs_free is collective in that order). */
@@ -218,25 +207,20 @@ static void advect(const state *S, const double *s, double *t) {
   const double *u = S->s[0], *v = S->s[1], *w = S->s[2];
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double fxm = tvd_flux(0.5 * (u[c - sx] + u[c]), s[c - 2 * sx], s[c - sx], s[c], s[c + sx]);
-        double fxp = tvd_flux(0.5 * (u[c] + u[c + sx]), s[c - sx], s[c], s[c + sx], s[c + 2 * sx]);
-        double fym = tvd_flux(0.5 * (v[c - sy] + v[c]), s[c - 2 * sy], s[c - sy], s[c], s[c + sy]);
-        double fyp = tvd_flux(0.5 * (v[c] + v[c + sy]), s[c - sy], s[c], s[c + sy], s[c + 2 * sy]);
-        double fzm = 0.0, fzp = 0.0;
-        if (k > 0)
-          fzm = tvd_flux(0.5 * (w[c - 1] + w[c]), k > 1 ? s[c - 2] : s[c - 1], s[c - 1], s[c],
-                         k + 1 < nz ? s[c + 1] : s[c]);
-        if (k + 1 < nz)
-          fzp = tvd_flux(0.5 * (w[c] + w[c + 1]), k > 0 ? s[c - 1] : s[c], s[c], s[c + 1],
-                         k + 2 < nz ? s[c + 2] : s[c + 1]);
-        t[c] = -(((fxp - fxm) + (fyp - fym)) + (fzp - fzm));
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double fxm = tvd_flux(0.5 * (u[c - sx] + u[c]), s[c - 2 * sx], s[c - sx], s[c], s[c + sx]);
+    double fxp = tvd_flux(0.5 * (u[c] + u[c + sx]), s[c - sx], s[c], s[c + sx], s[c + 2 * sx]);
+    double fym = tvd_flux(0.5 * (v[c - sy] + v[c]), s[c - 2 * sy], s[c - sy], s[c], s[c + sy]);
+    double fyp = tvd_flux(0.5 * (v[c] + v[c + sy]), s[c - sy], s[c], s[c + sy], s[c + 2 * sy]);
+    double fzm = 0.0, fzp = 0.0;
+    if (k > 0)
+      fzm = tvd_flux(0.5 * (w[c - 1] + w[c]), k > 1 ? s[c - 2] : s[c - 1], s[c - 1], s[c],
+                     k + 1 < nz ? s[c + 1] : s[c]);
+    if (k + 1 < nz)
+      fzp = tvd_flux(0.5 * (w[c] + w[c + 1]), k > 0 ? s[c - 1] : s[c], s[c], s[c + 1],
+                     k + 2 < nz ? s[c + 2] : s[c + 1]);
+    t[c] = -(((fxp - fxm) + (fyp - fym)) + (fzp - fzm));
+  }
 }
 
 /* Smagorinsky-like coefficients from the deformation, and the divergence (pressure source).
@@ -246,24 +230,19 @@ static double coefficients(state *S) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
   double divmax = 0.0;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double dudx = u[c + sx] - u[c - sx], dvdy = v[c + sy] - v[c - sy];
-        double dudy = u[c + sy] - u[c - sy], dvdx = v[c + sx] - v[c - sx];
-        double wp = k + 1 < nz ? w[c + 1] : 0.0, wm = k > 0 ? w[c - 1] : 0.0;
-        double dwdz = wp - wm, shear = dudy + dvdx;
-        double def = ((dudx * dudx + dvdy * dvdy) + dwdz * dwdz) + 0.5 * (shear * shear);
-        S->visc[c] = 0.01 + 0.04 * (def / (1.0 + def));
-        S->diff[c] = 0.01 + 0.05 * (def / (0.5 + def));
-        double div = 0.5 * ((dudx + dvdy) + dwdz);
-        S->rhs[c] = div / DT;
-        double ad = fabs(div);
-        if (ad > divmax) divmax = ad;
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double dudx = u[c + sx] - u[c - sx], dvdy = v[c + sy] - v[c - sy];
+    double dudy = u[c + sy] - u[c - sy], dvdx = v[c + sx] - v[c - sx];
+    double wp = k + 1 < nz ? w[c + 1] : 0.0, wm = k > 0 ? w[c - 1] : 0.0;
+    double dwdz = wp - wm, shear = dudy + dvdx;
+    double def = ((dudx * dudx + dvdy * dvdy) + dwdz * dwdz) + 0.5 * (shear * shear);
+    S->visc[c] = 0.01 + 0.04 * (def / (1.0 + def));
+    S->diff[c] = 0.01 + 0.05 * (def / (0.5 + def));
+    double div = 0.5 * ((dudx + dvdy) + dwdz);
+    S->rhs[c] = div / DT;
+    double ad = fabs(div);
+    if (ad > divmax) divmax = ad;
+  }
   return divmax;
 }
 
@@ -272,37 +251,27 @@ static double coefficients(state *S) {
 static void diffuse(const state *S, const double *K, const double *zs, double *t) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = 0; i < S->nx; i++)
-    for (int j = 0; j < S->ny; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double kb = (4.0 * K[c] + ((K[c - sx] + K[c + sx]) + (K[c - sy] + K[c + sy]))) * 0.125;
-        double lap = ((4.0 * ((zs[c - sx] + zs[c + sx]) + (zs[c - sy] + zs[c + sy])) +
-                       ((zs[c - sx - sy] + zs[c + sx + sy]) + (zs[c - sx + sy] + zs[c + sx - sy]))) -
-                      20.0 * zs[c]) /
-                     6.0;
-        double zm = k > 0 ? zs[c - 1] : zs[c], zp = k + 1 < nz ? zs[c + 1] : zs[c];
-        double lapz = (zm + zp) - 2.0 * zs[c];
-        t[c] = t[c] + kb * (lap + lapz);
-      }
-    }
+  FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+    double kb = (4.0 * K[c] + ((K[c - sx] + K[c + sx]) + (K[c - sy] + K[c + sy]))) * 0.125;
+    double lap = ((4.0 * ((zs[c - sx] + zs[c + sx]) + (zs[c - sy] + zs[c + sy])) +
+                   ((zs[c - sx - sy] + zs[c + sx + sy]) + (zs[c - sx + sy] + zs[c + sx - sy]))) -
+                  20.0 * zs[c]) /
+                 6.0;
+    double zm = k > 0 ? zs[c - 1] : zs[c], zp = k + 1 < nz ? zs[c + 1] : zs[c];
+    double lapz = (zm + zp) - 2.0 * zs[c];
+    t[c] = t[c] + kb * (lap + lapz);
+  }
 }
 
 /* One Jacobi sweep for lap(p) = rhs over columns [i0,i1) x [j0,j1). */
 static void jacobi(const state *S, const double *p, double *q, int i0, int i1, int j0, int j1) {
   const ptrdiff_t sx = S->sx, sy = S->sy;
   const int nz = S->nz;
-  for (int i = i0; i < i1; i++)
-    for (int j = j0; j < j1; j++) {
-      const ptrdiff_t c0 = IX(S, 0, j, i);
-      for (int k = 0; k < nz; k++) {
-        const ptrdiff_t c = c0 + k;
-        double pm = k > 0 ? p[c - 1] : p[c], pp = k + 1 < nz ? p[c + 1] : p[c];
-        q[c] = ((((p[c - sx] + p[c + sx]) + (p[c - sy] + p[c + sy])) + (pm + pp)) - S->rhs[c]) /
-               6.0;
-      }
-    }
+  FOR_POINTS(S, i0, i1, j0, j1, k, c) {
+    double pm = k > 0 ? p[c - 1] : p[c], pp = k + 1 < nz ? p[c + 1] : p[c];
+    q[c] = ((((p[c - sx] + p[c + sx]) + (p[c - sy] + p[c + sy])) + (pm + pp)) - S->rhs[c]) /
+           6.0;
+  }
 }
 
 /* Update: new = old + dt*tendency (- dt*grad p for the flow); old becomes the previous level. */
@@ -313,23 +282,18 @@ static void update(state *S) {
   for (int m = 0; m < S->nprog; m++) {
     double *s = S->s[m], *zs = S->zs[m];
     const double *t = S->tend[m];
-    for (int i = 0; i < S->nx; i++)
-      for (int j = 0; j < S->ny; j++) {
-        const ptrdiff_t c0 = IX(S, 0, j, i);
-        for (int k = 0; k < nz; k++) {
-          const ptrdiff_t c = c0 + k;
-          double g = 0.0;
-          if (m == 0)
-            g = 0.5 * (p[c + sx] - p[c - sx]);
-          else if (m == 1)
-            g = 0.5 * (p[c + sy] - p[c - sy]);
-          else if (m == 2)
-            g = 0.5 * ((k + 1 < nz ? p[c + 1] : p[c]) - (k > 0 ? p[c - 1] : p[c]));
-          double old = s[c];
-          s[c] = (old + DT * t[c]) - DT * g;
-          zs[c] = old;
-        }
-      }
+    FOR_POINTS(S, 0, S->nx, 0, S->ny, k, c) {
+      double g = 0.0;
+      if (m == 0)
+        g = 0.5 * (p[c + sx] - p[c - sx]);
+      else if (m == 1)
+        g = 0.5 * (p[c + sy] - p[c - sy]);
+      else if (m == 2)
+        g = 0.5 * ((k + 1 < nz ? p[c + 1] : p[c]) - (k > 0 ? p[c - 1] : p[c]));
+      double old = s[c];
+      s[c] = (old + DT * t[c]) - DT * g;
+      zs[c] = old;
+    }
   }
 }
 
@@ -421,13 +385,7 @@ static int create_plans(app_ctx *a, state *S, hs_decomp d, const char *spec, pla
     f[2 * m + 1] = field_of(S->zs[m]);
   }
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.depth[0] = pd.depth[1] = H;
-  pd.depth[2] = 0;
-  pd.stencil = HS_STENCIL_BOX;
-  pd.nfields = nf;
-  pd.fields = f;
-  pd.transport_name = spec;
+  app_plan_desc_xy(&pd, H, HS_STENCIL_BOX, nf, f, spec);
   int rc = hs_plan_create(d, &pd, &P->prog);
   free(f);
   if (rc == HS_OK) {
@@ -465,20 +423,14 @@ static void describe(app_ctx *a, plans *P) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   app_ctx a;
-  app_init(&a, PROG, MPI_COMM_WORLD);
+  app_start(&a, PROG, &argc, &argv);
   options o;
-  int procs[2] = {0, 0};
-  FILE *js;
   parse(&a, argc, argv, &o);
-  int go = app_begin(&a, &o.c, usage, check_grid, &o, procs, &js);
-  if (go) {
-    MPI_Finalize();
-    return go > 0;
-  }
+  int go = app_begin(&a, &o.c, usage, check_grid, &o);
+  if (go) return app_exit(go > 0);
 
-  hs_decomp d = app_decomp(&a, o.global, procs, 1);
+  hs_decomp d = app_decomp(&a, o.global, a.procs, 1);
   if (app_agree(&a)) goto fail;
 
   int nprog = 4 + o.nq, nf = 2 * nprog + 1;
@@ -487,15 +439,15 @@ int main(int argc, char **argv) {
     printf("monc-mini: %d ranks (%d x %d), global %d x %d x %d, local %d x %d x %d (rank 0), "
            "%d prognostics + previous levels = %d fields swapped, %d steps, %d Jacobi "
            "iterations, %s fields\n",
-           a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2],
+           a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2],
            hs_decomp_local_extent(d, 0), hs_decomp_local_extent(d, 1),
            hs_decomp_local_extent(d, 2), nprog, 2 * nprog, o.steps, o.iters,
            o.c.shared ? "hs_alloc" : "malloc");
-    if (js) {
-      fprintf(js, "{\"app\": \"monc-mini\", \"language\": \"C\", \"ranks\": %d, "
+    if (a.js) {
+      fprintf(a.js, "{\"app\": \"monc-mini\", \"language\": \"C\", \"ranks\": %d, "
                   "\"procs\": [%d, %d], \"global\": [%d, %d, %d], \"nq\": %d, "
                   "\"fields_swapped\": %d, \"steps\": %d, \"iters\": %d, \"alloc\": \"%s\",\n \"runs\": [",
-              a.size, procs[0], procs[1], o.global[0], o.global[1], o.global[2], o.nq,
+              a.size, a.procs[0], a.procs[1], o.global[0], o.global[1], o.global[2], o.nq,
               2 * nprog, o.steps, o.iters, o.c.shared ? "shared" : "malloc");
     }
   }
@@ -565,34 +517,32 @@ int main(int argc, char **argv) {
       printf("divmax %.17g\n", divmax);
       printf("setup %s: plans created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (js) {
-        fprintf(js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(js, spec);
-        fprintf(js, ", \"divmax\": %.17g, \"setup_s\": %.6e, \"checksums\": {", divmax, tsetup);
+      if (a.js) {
+        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
+        app_json_string(a.js, spec);
+        fprintf(a.js, ", \"divmax\": %.17g, \"setup_s\": %.6e, \"checksums\": {", divmax, tsetup);
         for (int f = 0; f < nf; f++) {
           char nm[32];
           field_name(&S, f, nm, sizeof nm);
-          fprintf(js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)gsums[f]);
+          fprintf(a.js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)gsums[f]);
         }
-        fprintf(js, "},\n   ");
-        app_timing_json(js, &tm, &ts);
-        fprintf(js, "}");
+        fprintf(a.js, "},\n   ");
+        app_timing_json(a.js, &tm, &ts);
+        fprintf(a.js, "}");
       }
       fflush(stdout);
     }
     free_plans(&P);
     state_free(&S);
   }
-  if (js) {
-    fprintf(js, "\n ]}\n");
-    fclose(js);
+  if (a.js) {
+    fprintf(a.js, "\n ]}\n");
+    fclose(a.js);
   }
   free(sums);
   free(gsums);
   hs_decomp_free(&d);
-  MPI_Finalize();
-  return 0;
+  return app_exit(0);
 fail:
-  MPI_Finalize();
-  return 1;
+  return app_exit(1);
 }

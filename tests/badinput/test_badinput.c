@@ -196,6 +196,13 @@ static void decomp_case(const char *name, MPI_Comm comm, const hs_decomp_desc *d
 }
 #define DECOMP_CASE(name, comm, dd, want, ...) \
   decomp_case((name), (comm), (dd), (want), NEEDLES(__VA_ARGS__))
+/* The good desc dd with one member set to a bad value: rejected with HS_ERR_ARG. */
+#define BAD_MEMBER(name, member, value, ...)                                                      \
+  do {                                                                                           \
+    dd = decomp_desc();                                                                          \
+    dd.member = (value);                                                                         \
+    DECOMP_CASE(name, MPI_COMM_WORLD, &dd, HS_ERR_ARG, __VA_ARGS__);                             \
+  } while (0)
 
 /* ---------------------------------------------------------------- deep halos */
 /* No fixed cap: a depth is bounded by the local extent of every rank that sends it. On x,
@@ -250,31 +257,17 @@ static void c_api_cases(void) {
   }
   DECOMP_CASE("hs_decomp_create: comm is MPI_COMM_NULL", MPI_COMM_NULL, &dd, HS_ERR_ARG,
               "MPI_COMM_NULL");
-  dd = decomp_desc();
-  dd.ndims = 4;
-  DECOMP_CASE("hs_decomp_create: ndims out of range", MPI_COMM_WORLD, &dd, HS_ERR_ARG,
-              "ndims = 4", "2 or 3");
-  dd = decomp_desc();
-  dd.global[1] = 0;
-  DECOMP_CASE("hs_decomp_create: global extent 0", MPI_COMM_WORLD, &dd, HS_ERR_ARG,
-              "global[1] = 0", ">= 1");
-  dd = decomp_desc();
-  dd.procs[0] = -1;
-  DECOMP_CASE("hs_decomp_create: negative procs", MPI_COMM_WORLD, &dd, HS_ERR_ARG,
-              "procs[0] = -1", ">= 0");
-  dd = decomp_desc();
-  dd.periodic[0] = 2;
-  DECOMP_CASE("hs_decomp_create: periodic not 0/1", MPI_COMM_WORLD, &dd, HS_ERR_ARG,
-              "periodic[0] = 2", "0 or 1");
+  BAD_MEMBER("hs_decomp_create: ndims out of range", ndims, 4, "ndims = 4", "2 or 3");
+  BAD_MEMBER("hs_decomp_create: global extent 0", global[1], 0, "global[1] = 0", ">= 1");
+  BAD_MEMBER("hs_decomp_create: negative procs", procs[0], -1, "procs[0] = -1", ">= 0");
+  BAD_MEMBER("hs_decomp_create: periodic not 0/1", periodic[0], 2, "periodic[0] = 2", "0 or 1");
   dd = decomp_desc();
   dd.procs[0] = size + 1;
   dd.procs[1] = 1;
   DECOMP_CASE("hs_decomp_create: procs do not multiply to the ranks", MPI_COMM_WORLD, &dd,
               HS_ERR_ARG, "communicator size");
-  dd = decomp_desc();
-  dd.cart = MPI_COMM_WORLD;
-  DECOMP_CASE("hs_decomp_create: cart is not Cartesian", MPI_COMM_WORLD, &dd, HS_ERR_ARG,
-              "not a Cartesian communicator");
+  BAD_MEMBER("hs_decomp_create: cart is not Cartesian", cart, MPI_COMM_WORLD,
+             "not a Cartesian communicator");
   if (size > 1) {
     dd = decomp_desc();
     dd.global[0] = size - 1;

@@ -172,6 +172,22 @@ static inline hs_decomp test_small_decomp(void) {
   return hs_decomp_create(MPI_COMM_WORLD, &dd, &d) == HS_OK ? d : NULL;
 }
 
+/* A decomposition of MPI_COMM_WORLD over ndims axes of global, periodic in x and y; aborts
+ * with the library's message if it cannot be made. */
+static inline hs_decomp test_periodic_decomp(int ndims, int gx, int gy, int gz) {
+  hs_decomp_desc dd;
+  hs_decomp_desc_init(&dd);
+  dd.ndims = ndims;
+  dd.global[0] = gx, dd.global[1] = gy, dd.global[2] = gz;
+  dd.periodic[0] = dd.periodic[1] = 1;
+  hs_decomp d = NULL;
+  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
+    fprintf(stderr, "decomposition: %s\n", hs_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return d;
+}
+
 /* A plan description: depth per axis (NULL: the default), stencil, fields, transport spec. */
 static inline void test_plan_desc(hs_plan_desc *pd, const int depth[3], hs_stencil stencil,
                                   int nfields, hs_field *fields, const char *spec) {

@@ -124,19 +124,24 @@ static const char *const kneedle[K_N] = {
 static const int kgiven[K_N] = {1, 0, 0, 1, 1, 0, 0, 0, 1};
 static int same_kind; /* nbr: the others pass arrays when the offender does */
 
+/* Start and complete of the forward (rev = 0) or the reverse exchange (op: the reverse's), so
+ * a mistake both make is written once. */
+static int start(hs_plan p, int rev, hs_op op, void *const *arrays) {
+  return rev ? hs_reverse_start(p, op, arrays) : hs_swap_start(p, arrays);
+}
+static int complete(hs_plan p, int rev, void *const *arrays) {
+  return rev ? hs_reverse_complete(p, arrays) : hs_swap_complete(p, arrays);
+}
+
 /* The faulty swap: rank bad makes mistake k, the others swap correctly. */
 static void faulty_swap(world *w, hs_plan p, int k, int bad, seen *s) {
   void *arrays[NF];
   for (int f = 0; f < NF; f++) arrays[f] = w->data[f];
   void *const *mine = same_kind && kgiven[k] ? arrays : NULL;
-  if (rank != bad && k < K_REVERSE) {
-    note(s, hs_swap_start(p, mine));
-    note(s, hs_swap_complete(p, mine));
-    return;
-  }
+  const int rev = k >= K_REVERSE;
   if (rank != bad) {
-    note(s, hs_reverse_start(p, HS_OP_SUM, mine));
-    note(s, hs_reverse_complete(p, mine));
+    note(s, start(p, rev, HS_OP_SUM, mine));
+    note(s, complete(p, rev, mine));
     return;
   }
   switch (k) {
@@ -145,17 +150,20 @@ static void faulty_swap(world *w, hs_plan p, int k, int bad, seen *s) {
     note(s, hs_swap_start(p, arrays));
     break;
   case K_START_TWICE:
-    note(s, hs_swap_start(p, NULL));
-    note(s, hs_swap_start(p, NULL));
-    note(s, hs_swap_complete(p, NULL));
+  case K_REV_START_TWICE:
+    note(s, start(p, rev, HS_OP_SUM, NULL));
+    note(s, start(p, rev, HS_OP_MAX, NULL));
+    note(s, complete(p, rev, NULL));
     break;
   case K_COMPLETE_NO_START:
-    note(s, hs_swap_complete(p, NULL));
+  case K_REV_COMPLETE_NO_START:
+    note(s, complete(p, rev, NULL));
     break;
   case K_COMPLETE_OTHER_ARRAYS:
-    note(s, hs_swap_start(p, arrays));
-    arrays[0] = w->other[0];
-    note(s, hs_swap_complete(p, arrays));
+  case K_REV_COMPLETE_OTHER_ARRAYS:
+    note(s, start(p, rev, HS_OP_SUM, arrays));
+    arrays[rev] = w->other[rev]; /* forward: field 0 changes, reverse: field 1 */
+    note(s, complete(p, rev, arrays));
     break;
   case K_REV_MISALIGNED:
     arrays[0] = (char *)w->data[0] + 4;
@@ -163,19 +171,6 @@ static void faulty_swap(world *w, hs_plan p, int k, int bad, seen *s) {
     break;
   case K_REV_BAD_OP:
     note(s, hs_reverse_start(p, (hs_op)77, NULL));
-    break;
-  case K_REV_START_TWICE:
-    note(s, hs_reverse_start(p, HS_OP_SUM, NULL));
-    note(s, hs_reverse_start(p, HS_OP_MAX, NULL));
-    note(s, hs_reverse_complete(p, NULL));
-    break;
-  case K_REV_COMPLETE_NO_START:
-    note(s, hs_reverse_complete(p, NULL));
-    break;
-  case K_REV_COMPLETE_OTHER_ARRAYS:
-    note(s, hs_reverse_start(p, HS_OP_SUM, arrays));
-    arrays[1] = w->other[1];
-    note(s, hs_reverse_complete(p, arrays));
     break;
   }
 }

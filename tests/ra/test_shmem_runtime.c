@@ -42,14 +42,7 @@ typedef struct {
 
 static void plan_open(plan_case *c) {
   memset(c, 0, sizeof *c);
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.ndims = 2;
-  dd.global[0] = 10;
-  dd.global[1] = 9;
-  dd.global[2] = 1;
-  dd.periodic[0] = dd.periodic[1] = 1;
-  CHECK(hs_decomp_create(MPI_COMM_WORLD, &dd, &c->d) == HS_OK, "decomp: %s", hs_error_message());
+  c->d = test_periodic_decomp(2, 10, 9, 1);
   int local[3] = {hs_decomp_local_extent(c->d, 0), hs_decomp_local_extent(c->d, 1), 1};
   int halo[3] = {1, 1, 0};
   tfield_init(&c->tf, HS_INT32, HS_LAYOUT_XFAST, local, halo, 2);

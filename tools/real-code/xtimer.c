@@ -127,41 +127,21 @@ static void xt_count(hs_plan p, int times) {
   xt_sent += (uint64_t)times * st.bytes_sent_per_swap;
   xt_self += (uint64_t)times * st.bytes_self_per_swap;
 }
-int __real_hs_swap(hs_plan, void *const *);
-int __wrap_hs_swap(hs_plan, void *const *);
-int __wrap_hs_swap(hs_plan p, void *const *a) {
-  int rc = __real_hs_swap(p, a);
-  xt_count(p, 1);
-  return rc;
-}
-int __real_hs_swap_complete(hs_plan, void *const *);
-int __wrap_hs_swap_complete(hs_plan, void *const *);
-int __wrap_hs_swap_complete(hs_plan p, void *const *a) {
-  int rc = __real_hs_swap_complete(p, a);
-  xt_count(p, 1);
-  return rc;
-}
-int __real_hs_reverse(hs_plan, hs_op, void *const *);
-int __wrap_hs_reverse(hs_plan, hs_op, void *const *);
-int __wrap_hs_reverse(hs_plan p, hs_op op, void *const *a) {
-  int rc = __real_hs_reverse(p, op, a);
-  xt_count(p, 1);
-  return rc;
-}
-int __real_hs_reverse_complete(hs_plan, void *const *);
-int __wrap_hs_reverse_complete(hs_plan, void *const *);
-int __wrap_hs_reverse_complete(hs_plan p, void *const *a) {
-  int rc = __real_hs_reverse_complete(p, a);
-  xt_count(p, 1);
-  return rc;
-}
-int __real_hs_accumulate_fill(hs_plan, hs_op, void *const *);
-int __wrap_hs_accumulate_fill(hs_plan, hs_op, void *const *);
-int __wrap_hs_accumulate_fill(hs_plan p, hs_op op, void *const *a) {
-  int rc = __real_hs_accumulate_fill(p, op, a);
-  xt_count(p, 2);
-  return rc;
-}
+/* __wrap_name: the real call, then `times` exchanges of plan p counted. */
+#define XT_COUNTED(name, times, params, args)                                               \
+  int __real_##name params;                                                                 \
+  int __wrap_##name params;                                                                 \
+  int __wrap_##name params {                                                                \
+    int rc = __real_##name args;                                                            \
+    xt_count(p, times);                                                                     \
+    return rc;                                                                              \
+  }
+XT_COUNTED(hs_swap, 1, (hs_plan p, void *const *a), (p, a))
+XT_COUNTED(hs_swap_complete, 1, (hs_plan p, void *const *a), (p, a))
+XT_COUNTED(hs_reverse, 1, (hs_plan p, hs_op op, void *const *a), (p, op, a))
+XT_COUNTED(hs_reverse_complete, 1, (hs_plan p, void *const *a), (p, a))
+XT_COUNTED(hs_accumulate_fill, 2, (hs_plan p, hs_op op, void *const *a), (p, op, a))
+#undef XT_COUNTED
 #endif
 
 __attribute__((destructor)) static void xt_write(void) {

@@ -200,6 +200,13 @@ static int scratch_type(const int *flag, char *buf, size_t bytes, MPI_Datatype *
   return HS_OK;
 }
 
+/* The datatype path's round: one type per peer each way, at absolute addresses. */
+static int start_alltoallw(nbr_t *t, const MPI_Datatype *send, const MPI_Datatype *recv) {
+  HS_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, t->tscount, t->zero, send, MPI_BOTTOM, t->trcount,
+                                 t->zero, recv, t->graph, &t->req));
+  return HS_OK;
+}
+
 /* A failed round on the datatype path, not through the persistent request: flags out, the
  * neighbours' data into scratch, no field touched. */
 static int start_failed(hs_plan p, nbr_t *t) {
@@ -207,18 +214,15 @@ static int start_failed(hs_plan p, nbr_t *t) {
   for (int k = 0; k < t->np; k++) bytes += p->peers[k].send_bytes + p->peers[k].recv_bytes;
   char *b = hs__fail_scratch(p, bytes);
   if (!b) return hs__error(HS_ERR_NOMEM, "nbr: out of memory for a failed swap");
-  int rc = HS_OK;
   for (int k = 0; k < t->np; k++) t->fsend[k] = t->frecv[k] = MPI_BYTE;
-  for (int k = 0; rc == HS_OK && k < t->np; k++) {
+  for (int k = 0; k < t->np; k++) {
     size_t s = p->peers[k].send_bytes, r = p->peers[k].recv_bytes;
-    if (s) rc = scratch_type(&t->sflag[k], b, s, &t->fsend[k]);
+    int rc = s ? scratch_type(&t->sflag[k], b, s, &t->fsend[k]) : HS_OK;
     if (rc == HS_OK && r) rc = scratch_type(&t->rflag[k], b + s, r, &t->frecv[k]);
+    if (rc != HS_OK) return rc;
     b += s + r;
   }
-  if (rc != HS_OK) return rc;
-  HS_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, t->tscount, t->zero, t->fsend, MPI_BOTTOM,
-                                 t->trcount, t->zero, t->frecv, t->graph, &t->req));
-  return HS_OK;
+  return start_alltoallw(t, t->fsend, t->frecv);
 }
 
 static int nbr_start(hs_plan p, void *const *arrays) {
@@ -248,9 +252,7 @@ static int nbr_start(hs_plan p, void *const *arrays) {
   const hs_dtypes *d;
   int rc = hs__dtypes_get_flagged(p, arrays, t->sflag, t->rflag, &d);
   if (rc != HS_OK) return rc;
-  HS_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, t->tscount, t->zero, d->send, MPI_BOTTOM,
-                                 t->trcount, t->zero, d->recv, t->graph, &t->req));
-  return HS_OK;
+  return start_alltoallw(t, d->send, d->recv);
 }
 
 static int nbr_complete(hs_plan p, void *const *arrays) {

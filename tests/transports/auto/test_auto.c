@@ -31,14 +31,7 @@ typedef struct {
  * mixed types. */
 static void make_setup(setup_t *S) {
   memset(S, 0, sizeof *S);
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = 12, dd.global[1] = 10, dd.global[2] = 5;
-  dd.periodic[0] = dd.periodic[1] = 1;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &S->d) != HS_OK) {
-    fprintf(stderr, "decomposition: %s\n", hs_error_message());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  S->d = test_periodic_decomp(3, 12, 10, 5);
   int local[3], halo[3] = {2, 2, 0};
   for (int a = 0; a < 3; a++) local[a] = hs_decomp_local_extent(S->d, a);
   static const hs_type types[3] = {HS_FLOAT64, HS_INT32, HS_FLOAT32};

@@ -5,6 +5,7 @@
 #define HS_TEST_HALO_CHECK_H
 
 #include "haloswap.h"
+#include "test_transports.h"
 
 #include <stdint.h>
 #include <stdio.h>

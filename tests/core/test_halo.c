@@ -356,22 +356,12 @@ int main(int argc, char **argv) {
         skipped += nconf;
         continue;
       }
-      specs[nspecs++] = hs_transport_name(t);
+      if (test_default_transport(hs_transport_name(t))) specs[nspecs++] = hs_transport_name(t);
     }
+  int unusable = 0;
   for (int t = 0; t < nspecs; t++) {
     const char *spec = specs[t];
-    char name[64], why[256];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
-    if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK) {
-      int may = 0;
-      for (int i = 0; i < noptional; i++) may |= !strcmp(optional[i], name);
-      if (rank == 0)
-        printf("%s transport %s: not usable here (%s)\n", may ? "skip" : "FAIL", name,
-               why[0] ? why : hs_error_message());
-      if (may) skipped += nconf;
-      else failed += nconf;
-      continue;
-    }
+    if (!test_transport_usable(spec, optional, noptional, &unusable, &failed)) continue;
     for (int c = 0; c < nconf; c++) {
       long bad = run_config(&configs[c], spec, nswaps, verbose);
       if (bad == SKIPPED) skipped++;
@@ -390,7 +380,9 @@ int main(int argc, char **argv) {
   if (place_node_size > 0 && rank == 0)
     printf("node placement (virtual nodes of %d ranks) applied in %d runs\n", place_node_size,
            placed_configs);
-  if (rank == 0) printf("test_halo at %d ranks:\n%d passed, %d failed, %d skipped\n", size, passed, failed, skipped);
+  if (rank == 0)
+    printf("test_halo at %d ranks:\n%d passed, %d failed, %d skipped, %d transports not usable "
+           "here\n", size, passed, failed, skipped, unusable);
   MPI_Finalize();
-  return failed ? 1 : (passed ? 0 : 1);
+  return test_exit_status(passed, failed, unusable, 1);
 }

@@ -216,16 +216,7 @@ int main(int argc, char **argv) {
   static const int per[4][3] = {{1, 1, 1}, {0, 1, 0}, {1, 0, 1}, {0, 0, 0}};
   int runs = 0, skipped = 0;
   for (int t = 0; t < nspecs; t++) {
-    char name[64], why[256] = "";
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(specs[t], ":"), specs[t]);
-    if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK) {
-      int may = 0;
-      for (int i = 0; i < noptional; i++) may |= !strcmp(optional[i], name);
-      if (rank == 0) printf("%s transport %s: not usable here (%s)\n", may ? "skip" : "FAIL", name, why);
-      if (may) skipped++;
-      else test_failures++;
-      continue;
-    }
+    if (!test_transport_usable(specs[t], optional, noptional, &skipped, &test_failures)) continue;
     for (int ndims = 2; ndims <= 3; ndims++)
       for (int k = 0; k < 4; k++, runs++) run(specs[t], ndims, per[k], HS_STENCIL_BOX);
     run(specs[t], 3, per[0], HS_STENCIL_STAR);
@@ -268,8 +259,8 @@ int main(int argc, char **argv) {
   int all = 0;
   MPI_Allreduce(&test_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("test_staged at %d ranks: %d configurations x transports, %d transports skipped: %s "
+    printf("test_staged at %d ranks: %d configurations x transports, %d transports not usable here: %s "
            "(%d failures)\n", size, runs, skipped, all ? "FAIL" : "ok", all);
   MPI_Finalize();
-  return all ? 1 : 0;
+  return test_exit_status(runs, all, skipped, 1);
 }

@@ -78,6 +78,8 @@ program test_epoch_dropin
   call field_bc(ex, ng)
   call particle_periodic_bcs(ex, ng)
   call MPI_FINALIZE(ierr)
+  ! A transport not usable here was not checked: a skip, never a pass.
+  if (support_skips > 0) stop 77
 
 contains
 

@@ -291,19 +291,15 @@ int main(int argc, char **argv) {
   if (o.swaps < 1) o.swaps = 1;
   if (nspecs == 0)
     for (int t = 0; t < hs_transport_count() && nspecs < 64; t++)
-      specs[nspecs++] = hs_transport_name(t);
+      if (test_default_transport(hs_transport_name(t))) specs[nspecs++] = hs_transport_name(t);
   int passed = 0, failed = 0;
   for (int t = 0; want_unavailable && t < nspecs; t++) {
     if (expect_unavailable(specs[t])) failed++;
     else passed++;
   }
+  int unusable = 0;
   for (int t = 0; !want_unavailable && t < nspecs; t++) {
-    char name[64], why[256];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(specs[t], ":"), specs[t]);
-    if (hs_transport_available(MPI_COMM_WORLD, name, why, sizeof why) != HS_OK) {
-      if (rank == 0) printf("transport %s: not usable here (%s)\n", name, why);
-      continue;
-    }
+    if (!test_transport_usable(specs[t], NULL, 0, &unusable, &failed)) continue;
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
       double t0 = MPI_Wtime();
       long bad = run(&geoms[gi], specs[t], &o);
@@ -315,8 +311,9 @@ int main(int argc, char **argv) {
     }
   }
   if (rank == 0)
-    printf("test_race at %d ranks, seed %lu, %d swaps%s: %d passed, %d failed\n", size, o.seed,
-           o.swaps, o.soak ? " x50 (soak)" : "", passed, failed);
+    printf("test_race at %d ranks, seed %lu, %d swaps%s: %d passed, %d failed, %d transports "
+           "not usable here\n", size, o.seed, o.swaps, o.soak ? " x50 (soak)" : "", passed, failed,
+           unusable);
   MPI_Finalize();
-  return failed ? 1 : (passed ? 0 : 1);
+  return test_exit_status(passed, failed, unusable, 1);
 }

@@ -127,13 +127,20 @@ contains
     end if
   end subroutine transport_end
 
-  !> The launch's verdict (.true.: passed): no transport failed, and one at least ran unless
-  !> all of them were skipped on purpose (a launch of one opt-in transport).
-  logical function transport_summary(prefix, rank, all_may_skip)
+  !> The launch's exit status: 1 if a transport failed or none ran (unless all of them were
+  !> skipped on purpose: a launch of one opt-in transport), else 77 if one was not usable here
+  !> (CTest: skipped, never passed), else 0.
+  integer function transport_summary(prefix, rank, all_may_skip)
     character(len=*), intent(in) :: prefix
     integer, intent(in) :: rank
     logical, intent(in) :: all_may_skip
-    transport_summary = failed == 0 .and. (passed > 0 .or. (all_may_skip .and. skipped > 0))
+    if (failed > 0 .or. (passed == 0 .and. .not. (all_may_skip .and. skipped > 0))) then
+      transport_summary = 1
+    else if (skipped > 0) then
+      transport_summary = 77
+    else
+      transport_summary = 0
+    end if
     if (rank == 0) write(*, '(a,": ",i0," transports passed, ",i0," failed, ",i0," skipped")') &
          prefix, passed, failed, skipped
   end function transport_summary

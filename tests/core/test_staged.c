@@ -259,8 +259,8 @@ int main(int argc, char **argv) {
   int all = 0;
   MPI_Allreduce(&test_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("test_staged at %d ranks: %d configurations x transports, %d transports not usable here: %s "
-           "(%d failures)\n", size, runs, skipped, all ? "FAIL" : "ok", all);
+    printf("test_staged at %d ranks: %d configurations x transports, %d transports not usable "
+           "here: %s (%d failures)\n", size, runs, skipped, all ? "FAIL" : "ok", all);
   MPI_Finalize();
   return test_exit_status(runs, all, skipped, 1);
 }

@@ -13,7 +13,8 @@
  *   and order: the combine orders (HS_ORDER_OFFSETS, HS_ORDER_SWEEP), where every point is
  *   checked against a serial simulation of the order from every rank's geometry and values
  *   (bit for bit; float values whose sums round differently in another order).
- * Exit 0 if something passed and nothing failed; skips are counted and printed. */
+ * Exit 1 if something failed, 77 (skipped) if a transport was not usable here or nothing ran,
+ * else 0; skips are counted and printed. */
 #include "haloswap.h"
 #include "test_transports.h"
 

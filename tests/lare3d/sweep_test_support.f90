@@ -7,8 +7,7 @@
 module sweep_test_support
   use, intrinsic :: iso_c_binding
   use mpi
-  use haloswap, only: haloswap_transport_count, haloswap_transport_name_at
-  use transport_loop, only: set_transport => transport_set, transport_usable
+  use transport_loop, only: set_transport => transport_set, transport_usable, transport_list
   implicit none
   private
 
@@ -41,7 +40,8 @@ module sweep_test_support
 contains
 
   !> --global X,Y,Z  --procs X,Y,Z (0: MPI_Dims_create)  --transport T (repeatable; default
-  !> every registered one)  --may-be-unusable T  --error NAME  --bench N  --ng N
+  !> every registered one less --except T: transport_list)  --may-be-unusable T  --error NAME
+  !> --bench N  --ng N
   subroutine parse_options(opt, global)
     type(test_options), intent(out) :: opt
     integer, intent(in) :: global(3)
@@ -60,6 +60,7 @@ contains
       case ('--bench'); read(val, *) opt%bench
       case ('--ng'); read(val, *) opt%ng
       case ('--error'); opt%error = val
+      case ('--except')   ! read by transport_list
       case ('--transport')
         opt%ntransport = opt%ntransport + 1
         opt%transport(opt%ntransport) = val
@@ -73,14 +74,11 @@ contains
       i = i + 2
     end do
     if (opt%ntransport == 0) then
-      do i = 1, haloswap_transport_count()
-        val = haloswap_transport_name_at(i)
-        ! shmem is opt-in (its own environment): it runs only when --transport names it.
-        if (val == 'shmem') cycle
-        ! auto times its candidates for every plan: two of them, one short round, keep it fast.
-        if (val == 'auto') val = 'auto:rounds=1,swaps=1,candidates=p2p+shm'
-        opt%ntransport = opt%ntransport + 1
-        opt%transport(opt%ntransport) = val
+      call transport_list(opt%transport, opt%ntransport)
+      ! auto times its candidates for every plan: two of them keep it fast.
+      do i = 1, opt%ntransport
+        if (opt%transport(i)(1:5) == 'auto:') &
+             opt%transport(i) = trim(opt%transport(i)) // ',candidates=p2p+shm'
       end do
     end if
   end subroutine parse_options

@@ -14,6 +14,8 @@ module haloswap
   integer, parameter, public :: HALOSWAP_ONEWAY_NONE = 0, HALOSWAP_ONEWAY_LOWER = 1, &
        HALOSWAP_ONEWAY_UPPER = 2
   integer(c_int), parameter :: T_F64 = 0, T_F32 = 1, T_I32 = 2, T_I64 = 3
+  !> Element kinds of haloswap_hooks_init (hs_type).
+  integer, parameter, public :: HALOSWAP_FLOAT64 = T_F64, HALOSWAP_FLOAT32 = T_F32
 
   type, public :: haloswap_decomposition
      type(c_ptr) :: ptr = c_null_ptr
@@ -52,13 +54,23 @@ module haloswap
   end interface haloswap_deallocate
 
   public :: haloswap_allocate, haloswap_deallocate, haloswap_transport_count, &
-       haloswap_transport_name_at
+       haloswap_transport_name_at, haloswap_hooks_init, haloswap_hook_region, haloswap_plan_staged
   public :: haloswap_decomposition_create, haloswap_decomposition_free, haloswap_local_extent, &
        haloswap_global_offset, haloswap_procs, haloswap_coord, init_halo_communication, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
-       haloswap_transport_name, haloswap_order_sizes, haloswap_selected_transport, &
+       haloswap_transport_name, haloswap_order_args, haloswap_selected_transport, &
        haloswap_at_finalize, haloswap_flush_before_abort
+
+  !> A hook of haloswap_hooks_init, called with its ctx, the region (read it with
+  !> haloswap_hook_region) and the region's contiguous buffer, z fastest, then y, then x.
+  abstract interface
+     subroutine haloswap_hook(ctx, region, buf) bind(c)
+       import :: c_ptr
+       type(c_ptr), value :: ctx, region, buf
+     end subroutine haloswap_hook
+  end interface
+  public :: haloswap_hook
 
   interface
      integer(c_int) function c_decomp_create(comm, ndims, global, procs, periodic, out) &
@@ -105,12 +117,29 @@ module haloswap
        import :: c_int, c_ptr, c_char
        type(c_ptr), value :: d
        integer(c_int), value :: nfields, stencil, oneway, axis, orows, norder, nsweep
-       integer(c_int), intent(in) :: types(*), shapes(*), depth(*)
-       integer(c_int), intent(in), optional :: offsets(*), axes(*)
+       integer(c_int), intent(in) :: types(*), shapes(*), depth(*), offsets(*), axes(*)
        type(c_ptr), intent(in) :: datas(*)
        character(kind=c_char), intent(in) :: transport(*)
        type(c_ptr), intent(out) :: out
      end function c_plan_create
+     integer(c_int) function c_plan_hooks(d, kind, halo, depth, stencil, pack, unpack, ctx, out) &
+          bind(c, name="hs_f_plan_create_hooks")
+       import :: c_int, c_ptr, c_funptr
+       type(c_ptr), value :: d, ctx
+       integer(c_int), value :: kind, stencil
+       integer(c_int), intent(in) :: halo(3), depth(3)
+       type(c_funptr), value :: pack, unpack
+       type(c_ptr), intent(out) :: out
+     end function c_plan_hooks
+     subroutine c_region(region, field, lo, count) bind(c, name="hs_f_region")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: region
+       integer(c_int), intent(out) :: field, lo(3), count(3)
+     end subroutine c_region
+     integer(c_int) function c_plan_staged(p) bind(c, name="hs_f_plan_staged")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: p
+     end function c_plan_staged
      integer(c_int) function c_swap_start(p, arrays) bind(c, name="hs_f_swap_start")
        import :: c_int, c_ptr
        type(c_ptr), value :: p, arrays
@@ -344,6 +373,7 @@ contains
     integer(c_int) :: types(max(size(fields), 1)), shapes(3 * max(size(fields), 1)), depth(3)
     type(c_ptr) :: datas(max(size(fields), 1))
     integer(c_int) :: stencil, ow, ax, orows, norder, nsweep
+    integer(c_int), allocatable :: offs(:), axs(:)
     character(kind=c_char, len=:), allocatable :: tname
     integer :: i
     do i = 1, size(fields)
@@ -360,12 +390,10 @@ contains
     if (present(oneway_axis)) ax = int(oneway_axis - 1, c_int)
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
-    call haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
+    call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
     ierr = int(c_plan_create(decomp%ptr, int(size(fields), c_int), types, datas, shapes, depth, &
-         stencil, ow, ax, tname, orows, norder, order_offsets, nsweep, sweep_axes, hs%plan))
-    hs%swap_in_progress = .false.
-    if (allocated(hs%kinds)) deallocate(hs%kinds, hs%ranks, hs%extents)
-    if (allocated(hs%started)) deallocate(hs%started)
+         stencil, ow, ax, tname, orows, norder, offs, nsweep, axs, hs%plan))
+    call forget_fields(hs)
     if (ierr == HALOSWAP_OK) then
       hs%nfields = size(fields)
       allocate(hs%kinds(size(fields)), hs%ranks(size(fields)), hs%extents(3, size(fields)))
@@ -377,10 +405,13 @@ contains
     end if
   end subroutine init_halo_communication
 
-  !> Sizes of the optional combine-order arguments for the C side: -1 where absent
-  !> (haloswap_geometry_init uses it too).
-  subroutine haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
+  !> The optional combine-order arguments for the C side: their sizes (-1 where absent) and
+  !> their values in arrays that always exist (an absent optional must not be passed on to C:
+  !> gfortran's copy-in of an absent assumed-shape array reads its unset descriptor).
+  !> haloswap_geometry_init uses it too.
+  subroutine haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
     integer(c_int), intent(out) :: orows, norder, nsweep
+    integer(c_int), allocatable, intent(out) :: offs(:), axs(:)
     integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
     orows = 3
     norder = -1
@@ -388,9 +419,68 @@ contains
     if (present(order_offsets)) then
       orows = int(size(order_offsets, 1), c_int)
       norder = int(size(order_offsets, 2), c_int)
+      offs = int(reshape(order_offsets, [max(size(order_offsets), 1)], pad=[0]), c_int)
+    else
+      allocate(offs(1))
+      offs = 0
     end if
-    if (present(sweep_axes)) nsweep = int(size(sweep_axes), c_int)
-  end subroutine haloswap_order_sizes
+    if (present(sweep_axes)) then
+      nsweep = int(size(sweep_axes), c_int)
+      axs = int([sweep_axes, 0], c_int)
+    else
+      allocate(axs(1))
+      axs = 0
+    end if
+  end subroutine haloswap_order_args
+
+  !> A plan of one field that only the hooks pack and unpack touch (the MONC drop-in's
+  !> policy callbacks): the data lie wherever the hooks put them, haloswap calls pack(ctx,
+  !> region, buf) to fill each send region and unpack(ctx, region, buf) with each received
+  !> one. kind: HALOSWAP_FLOAT64 or HALOSWAP_FLOAT32; halo, depth: per axis x, y, z (halo
+  !> >= depth); the transport: HALOSWAP_TRANSPORT and HALOSWAP_OPTIONS (default p2p). Swap it
+  !> with initiate/complete_nonblocking_halo_swap without source_data.
+  subroutine haloswap_hooks_init(hs, decomp, kind, halo, depth, involve_corners, pack, unpack, &
+       ctx, ierr)
+    type(halo_communication_type), intent(inout) :: hs
+    type(haloswap_decomposition), intent(in) :: decomp
+    integer, intent(in) :: kind, halo(3), depth(3)
+    logical, intent(in) :: involve_corners
+    procedure(haloswap_hook) :: pack, unpack
+    type(c_ptr), intent(in) :: ctx
+    integer, intent(out) :: ierr
+    ierr = int(c_plan_hooks(decomp%ptr, int(kind, c_int), int(halo, c_int), int(depth, c_int), &
+         merge(0_c_int, 1_c_int, involve_corners), c_funloc(pack), c_funloc(unpack), ctx, &
+         hs%plan))
+    call forget_fields(hs)
+    if (ierr == HALOSWAP_OK) hs%nfields = 1
+  end subroutine haloswap_hooks_init
+
+  !> The region a hook was called for: field (1-based), first local index per axis x, y, z
+  !> (0-based; negative: in the lower halo) and extent per axis.
+  subroutine haloswap_hook_region(region, field, lo, count)
+    type(c_ptr), intent(in) :: region
+    integer, intent(out) :: field, lo(3), count(3)
+    integer(c_int) :: f, l(3), c(3)
+    call c_region(region, f, l, c)
+    field = int(f)
+    lo = int(l)
+    count = int(c)
+  end subroutine haloswap_hook_region
+
+  !> True if the plan runs the staged exchange (option staged=1): its hooks then get the
+  !> stages' widened boxes, not one box per neighbour direction.
+  logical function haloswap_plan_staged(hs)
+    type(halo_communication_type), intent(in) :: hs
+    haloswap_plan_staged = c_plan_staged(hs%plan) /= 0
+  end function haloswap_plan_staged
+
+  ! A plan (re)made: no swap in progress, no per-field records of an earlier plan.
+  subroutine forget_fields(hs)
+    type(halo_communication_type), intent(inout) :: hs
+    hs%swap_in_progress = .false.
+    if (allocated(hs%kinds)) deallocate(hs%kinds, hs%ranks, hs%extents)
+    if (allocated(hs%started)) deallocate(hs%started)
+  end subroutine forget_fields
 
   !> Start the swap (returns without waiting for any neighbour). source_data: arrays to swap
   !> this time instead of the registered ones (MONC's source_data), same shapes and kinds.

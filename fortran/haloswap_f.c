@@ -81,6 +81,39 @@ int hs_f_plan_create(hs_decomp d, int nfields, const int *types, void *const *da
                            orows, norder, offsets, nsweep, axes, out);
 }
 
+/* A one-field plan whose data only its pack/unpack hooks touch (the MONC drop-in's policy
+ * callbacks): Fortran bind(c) procedures (ctx, region, buf) that read the region through
+ * hs_f_region, so no Fortran type mirrors hs_field, hs_plan_desc or hs_region. halo, depth:
+ * per axis x, y, z; the transport comes from HALOSWAP_TRANSPORT (as HS_TRANSPORT_DEFAULT). */
+int hs_f_plan_create_hooks(hs_decomp d, int type, const int *halo, const int *depth, int stencil,
+                           hs_pack_fn pack, hs_unpack_fn unpack, void *ctx, hs_plan *out) {
+  *out = NULL;
+  if (!d) return hs__error(HS_ERR_ARG, "haloswap_hooks_init: decomposition not created");
+  hs_field field = hs_field_array((hs_type)type, NULL, HS_LAYOUT_ZFAST, 0);
+  field.pack = pack;
+  field.unpack = unpack;
+  field.ctx = ctx;
+  hs_plan_desc pd;
+  hs_plan_desc_init(&pd);
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    field.halo[a] = halo[a];
+    pd.depth[a] = depth[a];
+  }
+  pd.stencil = (hs_stencil)stencil;
+  pd.nfields = 1;
+  pd.fields = &field;
+  return hs_plan_create(d, &pd, out);
+}
+
+/* The box a hook is called for: its field (1-based), first local index and extent per axis. */
+void hs_f_region(const hs_region *r, int *field, int *lo, int *count) {
+  *field = r->field + 1;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    lo[a] = r->lo[a];
+    count[a] = r->count[a];
+  }
+}
+
 int hs_f_swap_start(hs_plan p, void *const *arrays) { return hs_swap_start(p, arrays); }
 int hs_f_swap_complete(hs_plan p, void *const *arrays) { return hs_swap_complete(p, arrays); }
 int hs_f_plan_free(hs_plan *p) { return hs_plan_free(p); }

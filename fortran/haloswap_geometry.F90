@@ -11,7 +11,7 @@ module haloswap_geometry
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm, MPI_COMM_NULL, operator(/=)
   use haloswap, only: haloswap_decomposition, halo_communication_type, HALOSWAP_OK, &
-       haloswap_order_sizes
+       haloswap_order_args
   implicit none
   private
 
@@ -76,7 +76,7 @@ module haloswap_geometry
        integer(c_int), value :: nfields, stencil, orows, norder, nsweep
        integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), comp_first(*), shapes(*), &
             halo_lo(*), depth_set(*), depth_lo(*), depth_hi(*), stagger(*), owner(*), depth(*)
-       integer(c_int), intent(in), optional :: offsets(*), axes(*)
+       integer(c_int), intent(in) :: offsets(*), axes(*)
        type(c_ptr), intent(in) :: datas(*)
        character(kind=c_char), intent(in) :: transport(*)
        type(c_ptr), intent(out) :: out
@@ -325,7 +325,7 @@ contains
     integer(c_int) :: orows, norder, nsweep
     integer :: nf, i
     integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:), &
-         dset(:), dlo(:), dhi(:), stag(:), own(:)
+         dset(:), dlo(:), dhi(:), stag(:), own(:), offs(:), axs(:)
     type(c_ptr), allocatable :: datas(:)
     character(kind=c_char, len=:), allocatable :: tname
     nf = size(fields)
@@ -348,10 +348,10 @@ contains
     end do
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
-    call haloswap_order_sizes(orows, norder, nsweep, order_offsets, sweep_axes)
+    call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
     ierr = int(c_plan_geom(decomp%ptr, int(nf, c_int), kinds, datas, ranks, layouts, cf, shapes, &
          hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
-         involve_corners), tname, orows, norder, order_offsets, nsweep, sweep_axes, hs%plan))
+         involve_corners), tname, orows, norder, offs, nsweep, axs, hs%plan))
     if (ierr == HALOSWAP_OK) hs%nfields = nf
     hs%swap_in_progress = .false.
   end subroutine haloswap_geometry_init

@@ -32,8 +32,13 @@ module halo_communication_mod
   use mpi, only : MPI_REQUEST_NULL, MPI_INTEGER, MPI_MAX, MPI_WTIME, &
        MPI_COMM_WORLD
   use mpi_f08, only : haloswap_f08_comm => MPI_Comm
+  ! Every haloswap call goes through the haloswap module: no copy of a C struct's layout here.
   use haloswap, only : haloswap_decomposition, haloswap_decomposition_create, &
-       haloswap_decomposition_free, haloswap_coord, haloswap_error_message
+       haloswap_decomposition_free, haloswap_coord, haloswap_error_message, HALOSWAP_OK, &
+       HALOSWAP_FLOAT64, HALOSWAP_FLOAT32, haloswap_hooks_init, haloswap_hook_region, &
+       haloswap_plan_staged, haloswap_selected_transport, haloswap_at_finalize, &
+       hs_plan => halo_communication_type, hs_initiate => initiate_nonblocking_halo_swap, &
+       hs_complete => complete_nonblocking_halo_swap, hs_finalise => finalise_halo_communication
   implicit none
 
 #ifndef TEST_MODE
@@ -98,81 +103,10 @@ module halo_communication_mod
      end subroutine perform_local_data_copy_proc_interface
   end interface
 
-  ! ------------------------------------------------------------ haloswap C API (haloswap.h)
-  type, bind(c) :: hs_region_c
-     integer(c_int) :: field, lo(3), count(3)
-  end type hs_region_c
-
-  ! hs_field member for member (zero geometry members: a cell-centred scalar, plan depth).
-  type, bind(c) :: hs_field_c
-     integer(c_int) :: type
-     type(c_ptr) :: data
-     integer(c_int) :: halo(3)
-     integer(c_int) :: layout
-     integer(c_ptrdiff_t) :: stride(3)
-     type(c_funptr) :: pack, unpack
-     type(c_ptr) :: ctx
-     integer(c_int) :: halo_hi(3) = 0, depth_lo(3) = 0, depth_hi(3) = 0, stagger(3) = 0, &
-          owner(3) = 0, extent(3) = 0, ncomp = 0, comp_order = 0
-     integer(c_ptrdiff_t) :: comp_stride = 0
-     integer(c_signed_char) :: halo_hi_set(3) = 0_c_signed_char, depth_set(3) = 0_c_signed_char
-  end type hs_field_c
-
-  type, bind(c) :: hs_plan_desc_c
-     integer(c_int) :: depth(3), stencil, oneway, oneway_axis, nfields
-     type(c_ptr) :: fields
-     integer(c_int) :: transport
-     type(c_ptr) :: transport_name, options
-  end type hs_plan_desc_c
-
-  integer(c_int), parameter :: HS_FLOAT64 = 0, HS_FLOAT32 = 1, HS_STENCIL_BOX = 0, &
-       HS_STENCIL_STAR = 1, HS_TRANSPORT_DEFAULT = 0, HS_OK = 0
-
-  interface
-     subroutine hs_plan_desc_init(desc) bind(c, name="hs_plan_desc_init")
-       import hs_plan_desc_c
-       type(hs_plan_desc_c), intent(inout) :: desc
-     end subroutine hs_plan_desc_init
-     integer(c_int) function hs_plan_create(d, desc, out) bind(c, name="hs_plan_create")
-       import c_int, c_ptr, hs_plan_desc_c
-       type(c_ptr), value :: d
-       type(hs_plan_desc_c), intent(in) :: desc
-       type(c_ptr), intent(out) :: out
-     end function hs_plan_create
-     integer(c_int) function hs_swap_start(p, arrays) bind(c, name="hs_swap_start")
-       import c_int, c_ptr
-       type(c_ptr), value :: p, arrays
-     end function hs_swap_start
-     integer(c_int) function hs_swap_complete(p, arrays) bind(c, name="hs_swap_complete")
-       import c_int, c_ptr
-       type(c_ptr), value :: p, arrays
-     end function hs_swap_complete
-     integer(c_int) function hs_plan_free(p) bind(c, name="hs_plan_free")
-       import c_int, c_ptr
-       type(c_ptr), intent(inout) :: p
-     end function hs_plan_free
-     type(c_ptr) function hs_plan_selected_transport(p) bind(c, name="hs_plan_selected_transport")
-       import c_ptr
-       type(c_ptr), value :: p
-     end function hs_plan_selected_transport
-     integer(c_int) function hs_f_plan_staged(p) bind(c, name="hs_f_plan_staged")
-       import c_int, c_ptr
-       type(c_ptr), value :: p
-     end function hs_f_plan_staged
-     integer(c_int) function hs_f_at_finalize(fn) bind(c, name="hs_f_at_finalize")
-       import c_int, c_funptr
-       type(c_funptr), value :: fn
-     end function hs_f_at_finalize
-     integer(c_size_t) function hs_c_strlen(s) bind(c, name="strlen")
-       import c_size_t, c_ptr
-       type(c_ptr), value :: s
-     end function hs_c_strlen
-  end interface
-
   !> What one halo state needs beyond MONC's type: the plan, MONC's geometry in the order
   !! of its loops, and the callbacks of the swap under way (the hooks run inside haloswap).
   type :: monc_haloswap_ctx
-     type(c_ptr) :: plan = c_null_ptr
+     type(hs_plan) :: plan             ! plan%plan: not associated with local copies only
      type(haloswap_decomposition) :: decomp
      integer :: depth = 0, plan_depth = 0, fields = 0, nz = 0, my_rank = -1, nneigh = 0
      integer :: vext(2) = 0             ! virtual local extents on haloswap axes 1 (Y), 2 (X)
@@ -255,6 +189,7 @@ contains
 
     type(monc_haloswap_ctx), pointer :: c
     double precision :: t0
+    integer :: ierr
 
     if (present(copy_from_halo_buffer_to_corner) .neqv. halo_swap_state%involve_corners) &
          call warn("complete_nonblocking_halo_swap", "the state was initialised with " // &
@@ -264,7 +199,7 @@ contains
     call perform_local_data_copy(current_state, halo_swap_state%halo_depth, &
          halo_swap_state%involve_corners, source_data)
     c => context_of(halo_swap_state, "complete_nonblocking_halo_swap")
-    if (c_associated(c%plan)) then
+    if (c_associated(c%plan%plan)) then
       t0 = mpi_wtime()
       c%state = c_loc(current_state)
       c%hstate = c_loc(halo_swap_state)
@@ -273,7 +208,8 @@ contains
       if (present(copy_from_halo_buffer_to_corner) .and. halo_swap_state%involve_corners) &
            c%cunpack_cb => copy_from_halo_buffer_to_corner
       call set_source(c, source_data)
-      call check(hs_swap_complete(c%plan, c_null_ptr), "complete_nonblocking_halo_swap")
+      call hs_complete(c%plan, ierr)
+      call check(ierr, "complete_nonblocking_halo_swap")
       call check_hooks(c, "complete_nonblocking_halo_swap")
       call clear_call(c)
       c%swaps = c%swaps + 1
@@ -295,13 +231,14 @@ contains
 
     type(monc_haloswap_ctx), pointer :: c
     double precision :: t0
+    integer :: ierr
 
     if (halo_swap_state%swap_in_progress) call fatal("initiate_nonblocking_halo_swap", &
          "a swap of this halo state is already in progress (initiate called twice " // &
          "without complete_nonblocking_halo_swap)")
     c => context_of(halo_swap_state, "initiate_nonblocking_halo_swap")
     halo_swap_state%swap_in_progress = .true.
-    if (.not. c_associated(c%plan)) return
+    if (.not. c_associated(c%plan%plan)) return
     if (present(copy_corners_to_halo_buffer) .neqv. halo_swap_state%involve_corners) &
          call warn("initiate_nonblocking_halo_swap", "the state was initialised with " // &
          "involve_corners = " // merge("T", "F", halo_swap_state%involve_corners) // &
@@ -319,7 +256,8 @@ contains
     if (present(copy_corners_to_halo_buffer) .and. halo_swap_state%involve_corners) &
          c%cpack_cb => copy_corners_to_halo_buffer
     call set_source(c, source_data)
-    call check(hs_swap_start(c%plan, c_null_ptr), "initiate_nonblocking_halo_swap")
+    call hs_initiate(c%plan, ierr)
+    call check(ierr, "initiate_nonblocking_halo_swap")
     call check_hooks(c, "initiate_nonblocking_halo_swap")
     call clear_call(c)
     c%t_initiate = c%t_initiate + (mpi_wtime() - t0)
@@ -392,10 +330,13 @@ contains
         call print_stats(c)
         call stats_forget(c)
       end if
-      if (c_associated(c%plan)) call check(hs_plan_free(c%plan), "finalise_halo_communication")
+      if (c_associated(c%plan%plan)) then
+        call hs_finalise(c%plan, ierr)
+        call check(ierr, "finalise_halo_communication")
+      end if
       if (c_associated(c%decomp%ptr)) then
         call haloswap_decomposition_free(c%decomp, ierr)
-        call check(int(ierr, c_int), "finalise_halo_communication")
+        call check(ierr, "finalise_halo_communication")
       end if
       deallocate(c)
       halo_swap_state%haloswap_context = c_null_ptr
@@ -722,8 +663,6 @@ contains
 
     integer :: i, j, k, py, px, cur(16), ierr, lmax(2), lsend(2), bad, badall, coords(2)
     integer :: hstart, hend, expect, dy, dx
-    type(hs_field_c), target :: field
-    type(hs_plan_desc_c) :: desc
     character(len=32) :: env
     character(len=200) :: why
     integer :: envlen, envstat
@@ -798,7 +737,7 @@ contains
       comm%MPI_VAL = par%neighbour_comm
       call haloswap_decomposition_create(c%decomp, comm, [py * c%vext(1), px * c%vext(2), &
            c%fields * c%nz], ierr, procs=[py, px, 1], periodic=[1, 1, 0])
-      call check(int(ierr, c_int), "init_halo_communication")
+      call check(ierr, "init_halo_communication")
 
       ! haloswap's grid must put every rank where MONC's decomposition does.
       coords = [haloswap_coord(c%decomp, 1), haloswap_coord(c%decomp, 2)]
@@ -839,22 +778,11 @@ contains
              "the process grid")
       end if
 
-      field%type = merge(HS_FLOAT64, HS_FLOAT32, storage_size(1.0_DEFAULT_PRECISION) == 64)
-      field%data = c_null_ptr
-      field%halo = [c%plan_depth, c%plan_depth, 0]
-      field%layout = 0
-      field%stride = 0
-      field%pack = c_funloc(pack_hook)
-      field%unpack = c_funloc(unpack_hook)
-      field%ctx = c_loc(c)
-      call hs_plan_desc_init(desc)
-      desc%depth = [c%plan_depth, c%plan_depth, 0]
-      desc%stencil = merge(HS_STENCIL_BOX, HS_STENCIL_STAR, c%corners)
-      desc%nfields = 1
-      desc%fields = c_loc(field)
-      desc%transport = HS_TRANSPORT_DEFAULT
-      call check(hs_plan_create(c%decomp%ptr, desc, c%plan), "init_halo_communication")
-      if (hs_f_plan_staged(c%plan) /= 0) call fatal("init_halo_communication", "the staged " // &
+      call haloswap_hooks_init(c%plan, c%decomp, merge(HALOSWAP_FLOAT64, HALOSWAP_FLOAT32, &
+           storage_size(1.0_DEFAULT_PRECISION) == 64), [c%plan_depth, c%plan_depth, 0], &
+           [c%plan_depth, c%plan_depth, 0], c%corners, pack_hook, unpack_hook, c_loc(c), ierr)
+      call check(ierr, "init_halo_communication")
+      if (haloswap_plan_staged(c%plan)) call fatal("init_halo_communication", "the staged " // &
            "exchange (option staged=1, from HALOSWAP_OPTIONS or HALOSWAP_TRANSPORT) cannot " // &
            "run MONC's callbacks, which take MONC's face and corner pages, not the stages' " // &
            "widened boxes; unset it (every other option and transport works)")
@@ -902,8 +830,7 @@ contains
   !! upper, 0 the whole interior. halo: region is a halo box (receive) rather than the
   !! interior strip (send). Returns 99 for a shape this module never asks for.
   integer function side_of(lo, cnt, n, d, halo)
-    integer(c_int), intent(in) :: lo, cnt
-    integer, intent(in) :: n, d
+    integer, intent(in) :: lo, cnt, n, d
     logical, intent(in) :: halo
     side_of = 99
     if (lo == 0 .and. cnt == n) then
@@ -924,21 +851,22 @@ contains
   !! a transport that times trial swaps while the plan is created, auto, runs the hooks
   !! outside one) or a region this module never asks for (recorded for check_hooks).
   logical function hook_begin(ctxp, region, halo, c, st, hs, sy, sx)
-    type(c_ptr), intent(in) :: ctxp
-    type(hs_region_c), intent(in) :: region
+    type(c_ptr), intent(in) :: ctxp, region
     logical, intent(in) :: halo
     type(monc_haloswap_ctx), pointer, intent(out) :: c
     type(model_state_type), pointer, intent(out) :: st
     type(halo_communication_type), pointer, intent(out) :: hs
     integer, intent(out) :: sy, sx
+    integer :: field, lo(3), cnt(3)
 
     hook_begin = .false.
     call c_f_pointer(ctxp, c)
     if (.not. c_associated(c%state)) return
     call c_f_pointer(c%state, st)
     call c_f_pointer(c%hstate, hs)
-    sy = side_of(region%lo(1), region%count(1), c%vext(1), c%plan_depth, halo)
-    sx = side_of(region%lo(2), region%count(2), c%vext(2), c%plan_depth, halo)
+    call haloswap_hook_region(region, field, lo, cnt)
+    sy = side_of(lo(1), cnt(1), c%vext(1), c%plan_depth, halo)
+    sx = side_of(lo(2), cnt(2), c%vext(2), c%plan_depth, halo)
     if (sy == 99 .or. sx == 99 .or. (sy == 0 .and. sx == 0)) then
       call hook_failed(c, trim(merge("unpack hook", "pack hook  ", halo)) // &
            " got an unexpected region", region)
@@ -950,8 +878,7 @@ contains
   !> haloswap asks for the send data of one direction: MONC's copy callbacks write it
   !! straight into buf (the transport's send memory).
   subroutine pack_hook(ctxp, region, buf) bind(c)
-    type(c_ptr), value :: ctxp, buf
-    type(hs_region_c), intent(in) :: region
+    type(c_ptr), value :: ctxp, region, buf
 
     type(monc_haloswap_ctx), pointer :: c
     type(model_state_type), pointer :: st
@@ -1012,8 +939,7 @@ contains
   !> haloswap hands over the received data of one direction: recv buffers point into buf
   !! (the transport's receive memory) while MONC's callbacks copy it into the halo.
   subroutine unpack_hook(ctxp, region, buf) bind(c)
-    type(c_ptr), value :: ctxp, buf
-    type(hs_region_c), intent(in) :: region
+    type(c_ptr), value :: ctxp, region, buf
 
     type(monc_haloswap_ctx), pointer :: c
     type(model_state_type), pointer :: st
@@ -1115,9 +1041,11 @@ contains
   subroutine hook_failed(c, what, region)
     type(monc_haloswap_ctx), intent(inout) :: c
     character(len=*), intent(in) :: what
-    type(hs_region_c), intent(in) :: region
+    type(c_ptr), intent(in) :: region
+    integer :: field, lo(3), cnt(3)
+    call haloswap_hook_region(region, field, lo, cnt)
     c%hook_error = 1
-    write(c%hook_msg, '(a, " (lo ", 3i5, ", count ", 3i5, ")")') what, region%lo, region%count
+    write(c%hook_msg, '(a, " (lo ", 3i5, ", count ", 3i5, ")")') what, lo, cnt
   end subroutine hook_failed
 
   subroutine check_hooks(c, where)
@@ -1159,10 +1087,11 @@ contains
   subroutine stats_register(c)
     type(monc_haloswap_ctx), pointer, intent(in) :: c
     type(ctx_ref), allocatable :: more(:)
-    integer :: i
+    integer :: i, ierr
     if (.not. allocated(live_stats)) then
       allocate(live_stats(8))
-      call check(hs_f_at_finalize(c_funloc(print_live_stats)), "init_halo_communication")
+      call haloswap_at_finalize(c_funloc(print_live_stats), ierr)
+      call check(ierr, "init_halo_communication")
     end if
     do i = 1, size(live_stats)
       if (.not. associated(live_stats(i)%c)) then
@@ -1200,8 +1129,8 @@ contains
   subroutine print_stats(c)
     type(monc_haloswap_ctx), intent(in) :: c
     character(len=64) :: tname
-    if (c_associated(c%plan)) then
-      tname = c_string(hs_plan_selected_transport(c%plan))
+    if (c_associated(c%plan%plan)) then
+      tname = haloswap_selected_transport(c%plan)
     else
       tname = "(local copies only)"
     end if
@@ -1212,27 +1141,10 @@ contains
          c%t_complete, c%callbacks_direct, c%callbacks_copied
   end subroutine print_stats
 
-  function c_string(p) result(s)
-    type(c_ptr), intent(in) :: p
-    character(len=:), allocatable :: s
-    character(kind=c_char), pointer :: chars(:)
-    integer :: i, n
-    if (.not. c_associated(p)) then
-      s = ""
-      return
-    end if
-    n = int(hs_c_strlen(p))
-    call c_f_pointer(p, chars, [n])
-    allocate(character(len=n) :: s)
-    do i = 1, n
-      s(i:i) = chars(i)
-    end do
-  end function c_string
-
   subroutine check(rc, where)
-    integer(c_int), intent(in) :: rc
+    integer, intent(in) :: rc
     character(len=*), intent(in) :: where
-    if (rc /= HS_OK) call fatal(where, "haloswap: " // haloswap_error_message())
+    if (rc /= HALOSWAP_OK) call fatal(where, "haloswap: " // haloswap_error_message())
   end subroutine check
 
   !> MONC's LOG_ERROR: message, then the run stops.

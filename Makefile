@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean build-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
+.PHONY: all deps build test bench clean build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -47,18 +47,30 @@ TEST_JOBS ?= $(shell echo $$((3 * $$(nproc))))
 $(addprefix test-,$(MPIS)): test-%: build-% python-%
 	cd $(BUILD)/$* && ctest --output-on-failure -j $(TEST_JOBS) $(CTEST_ARGS)
 
-# AddressSanitizer + UndefinedBehaviorSanitizer build (Open MPI) of the library and the core
-# test programs, run on the equivalence, error and race tests (docs/install.md).
-ASAN_TESTS ?= ^(halo_equivalence_np(1|2)|halo_p2p_variants_np2|errors_np[1-4]|race_rma_np(2|4))$$
+# AddressSanitizer + UndefinedBehaviorSanitizer build (Open MPI), C, Fortran and Python alike
+# (docs/install.md): the C core's equivalence, error and race tests; the Fortran module tests;
+# every drop-in stand-in (asan_*: MONC, EPIC, Lare3d, EPOCH on p2p, shm, cma) and the
+# parcel-clustering graph; the remote access layer; the Python tests (asan_python_*, in the
+# venv python-asan makes); the layout checks and the proof that a short struct copy is
+# reported (abi_*). 1-3 ranks.
+ASAN_TESTS ?= ^(halo_equivalence_np(1|2)|halo_p2p_variants_np2|errors_np[1-4]|race_rma_np(2|4)|fortran_(monc|fields|ra)_np2|faults_fortran_(p2p|shm)_np2|pc_graph_np(2|3)|ra_layer_np(2|3)|asan_.*|abi_.*)$$
+# hs_info and parcel-cluster: installed, so python-asan can install the build.
+ASAN_TARGETS := hs_keep_dl test_halo test_errors test_race test_fortran test_fields_fortran \
+  test_ra_fortran faults_f test_pc_graph test_ra test_monc_dropin test_epic_dropin \
+  test_lare3d_dropin test_epoch_dropin abi_layout_c abi_layout_f abi_layout_selftest_c \
+  abi_layout_selftest_f abi_short_mirror hs_info parcel-cluster
 $(BUILD)/asan/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD)/asan $(CMAKE_FLAGS) -DHS_SANITIZE=ON \
 	  -DMPI_C_COMPILER=$(mpicc_openmpi) -DMPI_Fortran_COMPILER=$(mpif90_openmpi) \
 	  -DMPIEXEC_EXECUTABLE=$(mpiexec_openmpi) >/dev/null
 
 build-asan: deps $(BUILD)/asan/CMakeCache.txt
-	cmake --build $(BUILD)/asan -j $(JOBS) --target hs_keep_dl test_halo test_errors test_race
+	cmake --build $(BUILD)/asan -j $(JOBS) --target $(ASAN_TARGETS)
 
-test-asan: build-asan
+python-asan: build-asan
+	@bash tools/python-env.sh openmpi $(BUILD)/asan
+
+test-asan: build-asan python-asan
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS) -R '$(ASAN_TESTS)' $(CTEST_ARGS)
 
 

@@ -6,12 +6,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${BUILD:-$root/build}/fuzz
 mkdir -p "$out"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -Wno-unknown-warning-option"
-# The library with coverage instrumentation; Fortran and tests are not needed.
+# The library with coverage instrumentation, static (linked into the harnesses by path);
+# Fortran and tests are not needed.
 cmake -S "$root" -B "$out/lib" -DCMAKE_C_COMPILER=clang \
   -DCMAKE_C_FLAGS="$san -fsanitize=fuzzer-no-link" -DCMAKE_BUILD_TYPE=Debug \
   -DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpif90.mpich \
   -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich -DHS_ENABLE_FORTRAN=OFF -DHS_BUILD_TESTS=OFF \
-  -DHS_WITH_NETCDF=OFF >/dev/null
+  -DBUILD_SHARED_LIBS=OFF -DHS_WITH_NETCDF=OFF >/dev/null
 cmake --build "$out/lib" --target haloswap -j "${JOBS:-2}" >/dev/null
 lib=$(find "$out/lib" -name 'libhaloswap.a' | head -1)
 cc() { MPICH_CC=clang mpicc.mpich "$@"; }

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The API (libhaloswap is built with hidden visibility: exported is what is declared here). */
+#ifdef __GNUC__
+#pragma GCC visibility push(default)
+#endif
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -294,5 +298,8 @@ size_t hs_type_size(hs_type t);
 
 #ifdef __cplusplus
 }
+#endif
+#ifdef __GNUC__
+#pragma GCC visibility pop
 #endif
 #endif

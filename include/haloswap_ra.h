@@ -36,6 +36,9 @@
 
 #include "haloswap.h"
 
+#ifdef __GNUC__
+#pragma GCC visibility push(default) /* exported, as haloswap.h */
+#endif
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -129,5 +132,8 @@ int hs_ra_reset_stats(hs_ra ra);
 
 #ifdef __cplusplus
 }
+#endif
+#ifdef __GNUC__
+#pragma GCC visibility pop
 #endif
 #endif

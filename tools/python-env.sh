@@ -78,7 +78,7 @@ vendor=$("$vpy" -c "from mpi4py import MPI; print(MPI.get_vendor()[0])")
 # The C library: BUILD_DIR's own when it holds a finished build (installed into python/root;
 # make python-<mpi> builds it first), so it is not compiled twice; else the package's build
 # makes one.
-if [ -f "$build/CMakeCache.txt" ] && [ -f "$build/libhaloswap.a" ]; then
+if [ -f "$build/CMakeCache.txt" ] && { [ -e "$build/libhaloswap.so" ] || [ -f "$build/libhaloswap.a" ]; }; then
   cmake --install "$build" --prefix "$dir/root" >/dev/null
   export HALOSWAP_ROOT="$dir/root"
 fi

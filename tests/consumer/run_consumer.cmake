@@ -1,6 +1,7 @@
 # Builds one consumer of the installed haloswap and runs it on 2 ranks (cmake -P).
-# -DMODE=cmake|pkgconfig|refuse -DLANG=c|cxx|fortran -DSRC=<tests/consumer>
+# -DMODE=cmake|pkgconfig|refuse|program -DLANG=c|cxx|fortran -DSRC=<tests/consumer>
 # -DBIN=<work dir> -DPREFIX=<install prefix> -DMPIEXEC=... -DOVERSUB=...
+# -DLINKAGE=shared|static (the consumer must, or must not, load libhaloswap.so)
 # [-DCC=...] [-DFC=...] [-DPROJECT=<project folder, default LANG>] [-DEXE=<program name>]
 # [-DCONFIGURE=<extra configure args, ;-separated>] [-DEXPECT=<regex of refuse's message>]
 cmake_minimum_required(VERSION 3.18)
@@ -16,7 +17,19 @@ function(run)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
+# The program loads libhaloswap.so (LINKAGE shared) or has haloswap linked in (static).
+function(check_linkage exe)
+  run(readelf -d ${exe})
+  if(LINKAGE STREQUAL "shared" AND NOT out MATCHES "NEEDED[^\n]*libhaloswap\\.so")
+    message(FATAL_ERROR "${exe} does not load libhaloswap.so:\n${out}")
+  elseif(LINKAGE STREQUAL "static" AND out MATCHES "libhaloswap")
+    message(FATAL_ERROR "${exe} loads a shared libhaloswap; the static one was asked for:\n${out}")
+  endif()
+  message("${exe}: ${LINKAGE} libhaloswap")
+endfunction()
+
 function(run_ranks exe)
+  check_linkage(${exe})
   run(${MPIEXEC} ${OVERSUB} -n 2 ${exe})
   message("${out}")
   if(NOT out MATCHES "consumer OK")
@@ -60,15 +73,34 @@ elseif(MODE STREQUAL "pkgconfig")
     set(compiler ${FC})
     set(source ${SRC}/consumer.f90)
   endif()
+  set(static "")
+  if(LINKAGE STREQUAL "static")
+    set(static --static) # Libs.private too
+  endif()
   run(pkg-config --cflags ${pc})
   separate_arguments(cflags UNIX_COMMAND "${out}")
-  run(pkg-config --libs ${pc})
+  run(pkg-config --libs ${static} ${pc})
   separate_arguments(libs UNIX_COMMAND "${out}")
   run(pkg-config --variable=mpi_flavour haloswap)
   string(STRIP "${out}" out)
   message("pkg-config: ${pc}, MPI ${out}; ${compiler} ${cflags} ${source} ${libs}")
   run(${compiler} ${cflags} ${source} -o ${BIN}/consumer_pc ${libs})
   run_ranks(${BIN}/consumer_pc)
+elseif(MODE STREQUAL "program")
+  # An installed program, run from the (moved) prefix with no library path set: its RUNPATH
+  # ($ORIGIN-relative) finds libhaloswap.so.
+  set(exe ${PREFIX}/bin/hs_info)
+  run(readelf -d ${exe})
+  if(NOT out MATCHES "RUNPATH[^\n]*\\$ORIGIN/\\.\\./lib")
+    message(FATAL_ERROR "${exe} has no RUNPATH relative to itself:\n${out}")
+  endif()
+  check_linkage(${exe})
+  unset(ENV{LD_LIBRARY_PATH})
+  run(${exe} --names)
+  message("${out}")
+  if(NOT out MATCHES "p2p")
+    message(FATAL_ERROR "${exe} did not list the transports")
+  endif()
 else()
   message(FATAL_ERROR "unknown MODE ${MODE}")
 endif()

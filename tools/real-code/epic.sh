@@ -62,7 +62,7 @@ epic_build() {
     ldflags="-Wl,--disable-new-dtags -Wl,-rpath,$ncdir/lib"
   stamp=$( (echo "$ncdir $ncfdir"; cd "$HS_CHECK_SRC" && { git rev-parse HEAD && git diff; } 2>/dev/null || true
            if [ "$variant" = haloswap ]; then
-             cat "$hs/share/haloswap/epic/field_mpi.f90" "$hs/lib/libhaloswap.a" "$hs/lib/libhaloswap_f.a"
+             cat "$hs/share/haloswap/epic/field_mpi.f90" "$hs"/lib/libhaloswap*
            fi) | sha1sum | cut -c1-16)
   if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$dir/src/src/3d/epic3d" ]; then
     return 0

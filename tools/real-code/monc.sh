@@ -37,10 +37,13 @@ CFG
     [ -d /usr/lib/x86_64-linux-gnu/$mpi/lib ] && extra=/usr/lib/x86_64-linux-gnu/$mpi/lib
     local oshmem=""
     if grep -q -- -loshmem "$hs/lib/pkgconfig/haloswap.pc"; then oshmem=oshmem; fi
+    # A shared build is one library; a static one keeps the Fortran modules in haloswap_f.
+    local hslibs=haloswap
+    [ -f "$hs/lib/libhaloswap_f.a" ] && hslibs="haloswap_f haloswap"
     cat >> "$3" <<CFG
 build.prop{class,no-dep.f.module} = mpi netcdf mpi_f08 haloswap
 build.prop{class,fc.include-paths} = \$netcdf_inc_path \$fftw_inc_path $hs/include
-build.prop{class,fc.libs} = haloswap_f haloswap $oshmem netcdff netcdf_mpi hdf5 hdf5_hl z fftw3 pthread m
+build.prop{class,fc.libs} = $hslibs $oshmem netcdff netcdf_mpi hdf5 hdf5_hl z fftw3 pthread m
 build.prop{class,fc.lib-paths} = \$netcdf_lib_path \$fftw_lib_path \$hdf5_lib_path $hs/lib $extra
 CFG
   else
@@ -59,7 +62,9 @@ monc_build() {
        "$dir/model_core/src/communication/"
   fi
   monc_site "$2" "$3" "$dir/fcm-make/hs-site.cfg"
-  if ! (cd "$dir" && "$(monc_fcm)" make -j 2 -f fcm-make/hs-site.cfg > build.log 2>&1); then
+  # LD_RUN_PATH: ld's RUNPATH when the link line names none (a shared libhaloswap in $3/lib).
+  if ! (cd "$dir" && LD_RUN_PATH="${3:+$3/lib}" "$(monc_fcm)" make -j 2 -f fcm-make/hs-site.cfg \
+          > build.log 2>&1); then
     echo "check-real-code monc: the build in $dir failed; the end of $dir/build.log:" >&2
     tail -20 "$dir/build.log" >&2
     exit 1

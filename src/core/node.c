@@ -50,7 +50,7 @@ struct hs_node_core {
   struct hs_reverse *rev; /* built on first use */
   /* The swap in flight, where test left it for complete (or the next test). */
   int left;               /* on-node edges not read yet */
-  int remote_done;        /* every off-node message is in the halos */
+  int remote_done;        /* every off-node message is in the halos, every send complete */
   int remote_complete;    /* hs__twosided_complete ran (the sends too): once per swap */
   int err;                /* the first failed read */
   MPI_Request bar;        /* sync=barrier: the barrier in flight (MPI_Ibarrier) */
@@ -348,13 +348,21 @@ static int step_barrier(hs_plan p, hs_node *n, void *const *arrays, int wait) {
   return HS_OK;
 }
 
-/* Wait until every on-node reader of my data has stored consumed >= seq. */
-static int readers_done(hs_plan p, hs_node *n, uint64_t seq) {
+/* Until every on-node reader of my data has stored consumed >= seq (wait = 0: *ready says
+ * whether they have, without waiting). */
+static int readers_done(hs_plan p, hs_node *n, uint64_t seq, int wait, int *ready) {
+  *ready = 1;
   for (int i = 0; i < n->nedges; i++) {
     if (!p->peers[n->edges[i].peer].nsend) continue;
     _Atomic uint64_t *c = consumed_of(n->edges[i].seg, n->core->nrank);
     unsigned spins = 0;
-    while (atomic_load_explicit(c, memory_order_acquire) < seq) hs__relax(&spins);
+    while (atomic_load_explicit(c, memory_order_acquire) < seq) {
+      if (!wait) {
+        *ready = 0;
+        return HS_OK;
+      }
+      hs__relax(&spins);
+    }
   }
   HS_MPI(MPI_Win_sync(n->core->win));
   return HS_OK;
@@ -398,6 +406,7 @@ int hs__node_test(hs_plan p, void *const *arrays, int *done) {
     int progressed;
     rc = poll_once(p, n, arrays, &progressed);
     *done = !c->left && c->remote_done;
+    if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
   }
   return rc != HS_OK ? rc : c->err;
 }
@@ -427,7 +436,8 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
   rc = hs__twosided_complete(p, c->remote, arrays); /* the sends */
   if (rc != HS_OK) return rc;
   /* The caller may overwrite its interior (or I my boxes) once we return. */
-  rc = readers_done(p, n, n->seq);
+  int ready;
+  rc = readers_done(p, n, n->seq, 1, &ready);
   return rc != HS_OK ? rc : c->err;
 }
 

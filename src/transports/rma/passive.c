@@ -28,6 +28,7 @@ typedef struct {
   /* The swap in progress, where test left it for complete: 0 puts issued, 1 flushed and
    * notified (left: notifications still to come), 2 every slot unpacked. */
   int step, left, result;
+  int sent;                 /* step 2 and the notifications I sent have completed */
   MPI_Request bar;          /* notify=ibarrier: the barrier in flight */
   int *idx;                 /* MPI_Testsome's indices */
 } passive_t;
@@ -120,7 +121,7 @@ static int passive_start(hs_plan p, void *const *arrays) {
     if (rc != HS_OK) return rc;
   }
   if (a->nrreq) HS_MPI(MPI_Startall(a->nrreq, a->rreq));
-  a->step = 0;
+  a->step = a->sent = 0;
   a->left = a->nrreq;
   a->result = HS_OK;
   return hs__rma_put_all(p, a->r, arrays, (int)(a->r->swap & 1));
@@ -192,11 +193,19 @@ static int progress(hs_plan p, passive_t *a, void *const *arrays, int wait) {
 }
 
 /* The first call flushes my puts and notifies; every call unpacks the slots whose
- * notifications are in. */
+ * notifications are in; done once all are and my own notifications have gone out. */
 static int passive_test(hs_plan p, void *const *arrays, int *done) {
   passive_t *a = p->impl;
   if (a->step < 2) a->result = progress(p, a, arrays, 0);
-  *done = a->step == 2;
+  a->sent = a->step == 2 && (a->sent || !a->nsreq);
+  if (a->step == 2 && !a->sent) {
+    int mrc = MPI_Testall(a->nsreq, a->sreq, &a->sent, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS && a->result == HS_OK) {
+      a->result = hs__mpi_error(mrc, "MPI_Testall (notifications)");
+      a->sent = 1;
+    }
+  }
+  *done = a->sent;
   return a->result;
 }
 

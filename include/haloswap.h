@@ -233,8 +233,9 @@ int hs_swap_start(hs_plan p, void *const *arrays);
 int hs_swap_complete(hs_plan p, void *const *arrays);
 int hs_swap(hs_plan p, void *const *arrays); /* start + complete */
 /* Progress a started swap without blocking; *done = 1 once every halo cell is written (the
- * swap must still be completed with hs_swap_complete, which then returns at once). A
- * transport without a test of its own reports 0 until complete is called. */
+ * swap must still be completed with hs_swap_complete, which then returns at once). Polling
+ * it ends on every transport; rma-fence, having no nonblocking fence, waits in its first
+ * call for every rank's test or complete (docs/api.md). */
 int hs_swap_test(hs_plan p, void *const *arrays, int *done);
 
 /* ---------------------------------------------------------------- reverse exchange */

@@ -247,8 +247,9 @@ typedef struct hs_transport_ops {
   hs_plan (*delegate)(hs_plan p);
   /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
   void (*describe)(hs_plan p, char *buf, size_t len);
-  /* Optional: progress a started swap without blocking; *done = 1 when it is complete
-   * (hs_swap_test). Without it the core reports 0 until complete is called. */
+  /* Optional: progress a started swap without blocking; *done = 1 once every halo cell is
+   * written and nothing is left for complete to wait for (hs_swap_test; complete is still
+   * called and must then return at once). Without it the core reports 0 until complete. */
   int (*test)(hs_plan p, void *const *arrays, int *done);
   /* Optional: the transport's own reverse exchange. Without them the core runs the
    * reverse over its two-sided engine (src/core/reverse.c), for every transport. */
@@ -382,7 +383,7 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
                         hs_twosided **out);
 int hs__twosided_start(hs_plan p, hs_twosided *e, void *const *arrays);
 /* Progress without blocking: unpacks what has arrived; *done = 1 when every receive of the
- * swap is in the halos. */
+ * swap is in the halos and every send has completed (complete then waits for nothing). */
 int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done);
 /* Block until every receive is in the halos and every send buffer is free. */
 int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
@@ -458,7 +459,7 @@ typedef struct {
 /* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
  * memory share (shm, cma). The transport's state (p->impl) begins with an hs_node; its setup
  * calls hs__node_setup with the hs_node_ops below, and HS_DEFINE_NODE_TRANSPORT gives it the
- * engine's start, complete, reverse, destroy and describe. */
+ * engine's start, test, complete, reverse, destroy and describe. */
 /* The node communicator of comm: MPI_COMM_TYPE_SHARED, split into virtual nodes of node_size
  * consecutive ranks if node_size > 0. Collective; the one node split of the library. */
 int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node);
@@ -513,6 +514,10 @@ typedef struct hs_node {
 int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes);
 int hs__node_start(hs_plan p, void *const *arrays);
 int hs__node_complete(hs_plan p, void *const *arrays);
+/* Progress without blocking: reads the neighbours that have posted, unpacks the off-node
+ * messages that arrived (sync=barrier: polls its MPI_Ibarrier); *done = 1 once the halos are
+ * written and my readers are done with my data. Complete goes on from where it left. */
+int hs__node_test(hs_plan p, void *const *arrays, int *done);
 int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 void hs__node_destroy(hs_plan p);
@@ -521,7 +526,8 @@ void hs__node_describe(hs_plan p, char *buf, size_t len);
 #define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
   HS_TRANSPORT_OPS(sym, name_, id_, HS_OPS_FAILROUND, summary_, options_, config_type,          \
                    .setup = setup_, .start = hs__node_start, .complete = hs__node_complete,     \
-                   .destroy = hs__node_destroy, .describe = hs__node_describe,                 \
+                   .test = hs__node_test, .destroy = hs__node_destroy,                         \
+                   .describe = hs__node_describe,                                              \
                    .reverse_start = hs__node_reverse_start,                                    \
                    .reverse_complete = hs__node_reverse_complete, __VA_ARGS__)
 /* The mode word of the operation edge e has posted. */

@@ -271,7 +271,9 @@ int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done)
     for (int j = 0; m != MPI_UNDEFINED && j < m; j++)
       arrived(p, e, arrays, e->done[j], e->st[j].MPI_TAG);
   }
+  /* Then the sends: done leaves complete nothing to wait for. */
   *done = e->rleft == 0;
+  if (*done && e->ns) HS_MPI(MPI_Testall(e->ns, e->scur, done, MPI_STATUSES_IGNORE));
   if (e->trial >= 0) e->tswap += hs__wtime() - t0;
   return HS_OK;
 }

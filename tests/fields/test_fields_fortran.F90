@@ -103,7 +103,8 @@ contains
     integer(4), allocatable :: cnt2(:,:,:)
     integer(8), allocatable :: cnt82(:,:,:)
     type(haloswap_gfield) :: g(6)
-    integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy, iter
+    integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy
+    real(8) :: t0
     logical :: own, wr, done
     nbad = 0
     call haloswap_decomposition_create(d, MPI_COMM_WORLD, [gx, gy, nz], ierr, &
@@ -150,13 +151,11 @@ contains
     end do
     call initiate_nonblocking_halo_swap(hs, ierr)
     done = .false.
-    iter = 0
-    do while (ierr == HALOSWAP_OK .and. .not. done .and. iter < 1000000)
+    t0 = MPI_Wtime()   ! every transport reports done in the test call; bounded, not a hang
+    do while (ierr == HALOSWAP_OK .and. .not. done .and. MPI_Wtime() - t0 < 60d0)
       call haloswap_swap_test(hs, done, ierr)
-      iter = iter + 1
-      if (tname /= "p2p") exit  ! only p2p tests; the others report done at complete
     end do
-    if (tname == "p2p" .and. .not. done) nbad = nbad + 1
+    if (.not. done) nbad = nbad + 1
     if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr)
     if (ierr /= HALOSWAP_OK) nbad = nbad + 1
     do i = ox - 1, ox + lx + 1

@@ -427,6 +427,13 @@ static int auto_complete(hs_plan p, void *const *arrays) {
   return hs_swap_complete(t->c[t->chosen].plan, arrays);
 }
 
+/* The chosen plan's test (its statistics count it too, as they count its start and
+ * complete). */
+static int auto_test(hs_plan p, void *const *arrays, int *done) {
+  auto_t *t = p->impl;
+  return hs_swap_test(t->c[t->chosen].plan, arrays, done);
+}
+
 static void auto_destroy(hs_plan p) {
   auto_t *t = p->impl;
   if (!t) return;
@@ -492,4 +499,4 @@ HS_DEFINE_TRANSPORT(hs__transport_auto, auto, "auto", HS_TRANSPORT_AUTO, HS_OPS_
                     "measures every usable transport on the plan at creation and uses the "
                     "fastest",
                     auto_options, auto_config,
-                    .delegate = auto_delegate, .describe = auto_describe);
+                    .delegate = auto_delegate, .describe = auto_describe, .test = auto_test);

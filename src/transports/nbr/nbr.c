@@ -58,6 +58,8 @@ typedef struct {
   char *sbuf, *rbuf;
   int *scount, *rcount, *sdisp, *rdisp;
   MPI_Request req;           /* the request of the swap in progress */
+  int finished;              /* test completed the swap in progress (complete has nothing left) */
+  int result;                /* ... with this status, which complete returns */
   /* failure flags (datatype paths; the packed path has a header word in its buffers) */
   int *sflag, *rflag;        /* per edge: the word ahead of its data, out and in */
   MPI_Datatype *fsend, *frecv; /* a failed round's types over scratch (built then, freed after) */
@@ -255,20 +257,22 @@ static int nbr_start(hs_plan p, void *const *arrays) {
   return start_alltoallw(t, d->send, d->recv);
 }
 
-static int nbr_complete(hs_plan p, void *const *arrays) {
-  nbr_t *t = p->impl;
-  if (!t->active) return HS_OK;
+/* The request of the swap in progress: a started persistent request becomes inactive when
+ * it completes (not freed), an ordinary one MPI_REQUEST_NULL. */
+static MPI_Request *current(nbr_t *t) { return t->req != MPI_REQUEST_NULL ? &t->req : &t->preq; }
+
+/* After the collective completed (mrc: how): the failure flags, the packed unpack. */
+static int finish(hs_plan p, nbr_t *t, void *const *arrays, int mrc) {
   const bool failed = hs__failed_round(p);
-  /* A started persistent request becomes inactive in MPI_Wait (not freed). */
-  MPI_Request *r = t->req != MPI_REQUEST_NULL ? &t->req : &t->preq;
-  int mrc = MPI_Wait(r, MPI_STATUS_IGNORE);
+  t->finished = 1;
   for (int k = 0; failed && !t->packed && k < t->np; k++) {
     t->sflag[k] = 0;
     if (t->fsend[k] != MPI_BYTE) MPI_Type_free(&t->fsend[k]);
     if (t->frecv[k] != MPI_BYTE) MPI_Type_free(&t->frecv[k]);
     t->fsend[k] = t->frecv[k] = MPI_BYTE;
   }
-  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Wait (nbr)");
+  if (mrc != MPI_SUCCESS) return t->result = hs__mpi_error(mrc, "MPI_Wait (nbr)");
+  t->result = HS_OK;
   for (int k = 0; k < t->np; k++) {
     int flag = 0;
     if (t->packed && t->rcount[k])
@@ -288,6 +292,28 @@ static int nbr_complete(hs_plan p, void *const *arrays) {
   return HS_OK;
 }
 
+/* MPI_Test on the collective's request; done, it finishes the swap as complete would. */
+static int nbr_test(hs_plan p, void *const *arrays, int *done) {
+  nbr_t *t = p->impl;
+  *done = 1;
+  if (!t->active || t->finished) return HS_OK;
+  int mrc = MPI_Test(current(t), done, MPI_STATUS_IGNORE);
+  if (mrc != MPI_SUCCESS) *done = 1; /* the error is the swap's result: finish reports it */
+  return *done ? finish(p, t, arrays, mrc) : HS_OK;
+}
+
+static int nbr_complete(hs_plan p, void *const *arrays) {
+  nbr_t *t = p->impl;
+  if (!t->active) return HS_OK;
+  if (t->finished) { /* by test */
+    t->finished = 0;
+    return t->result;
+  }
+  int rc = finish(p, t, arrays, MPI_Wait(current(t), MPI_STATUS_IGNORE));
+  t->finished = 0;
+  return rc;
+}
+
 static void nbr_destroy(hs_plan p) {
   nbr_t *t = p->impl;
   if (!t) return;
@@ -302,4 +328,4 @@ static void nbr_destroy(hs_plan p) {
 HS_DEFINE_TRANSPORT(hs__transport_nbr, nbr, "nbr", HS_TRANSPORT_NBR, HS_OPS_FAILROUND,
                     "MPI neighbourhood collectives: dist graph + Ineighbor_alltoallw on field "
                     "datatypes (persistent with MPI-4)",
-                    nbr_options, nbr_config, HS_OPS_NO_EXTRA);
+                    nbr_options, nbr_config, .test = nbr_test);

@@ -25,6 +25,12 @@ typedef struct {
   int nsreq, nrreq;
   MPI_Request *sreq, *rreq; /* persistent zero-byte notifications: to out-peers, from in-peers */
   char token;
+  /* The swap in progress, where test left it for complete: 0 puts issued, 1 flushed and
+   * notified (left: notifications still to come), 2 every slot unpacked. */
+  int step, left, result;
+  int sent;                 /* step 2 and the notifications I sent have completed */
+  MPI_Request bar;          /* notify=ibarrier: the barrier in flight */
+  int *idx;                 /* MPI_Testsome's indices */
 } passive_t;
 
 typedef struct {
@@ -88,7 +94,8 @@ static int passive_setup(hs_plan p) {
     size_t n = (size_t)(p->npeers > 0 ? p->npeers : 1);
     a->sreq = hs__malloc(p, n * sizeof(MPI_Request));
     a->rreq = hs__malloc(p, n * sizeof(MPI_Request));
-    if (!a->sreq || !a->rreq) rc = hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
+    a->idx = hs__malloc(p, n * sizeof(int));
+    if (!a->sreq || !a->rreq || !a->idx) rc = hs__error(HS_ERR_NOMEM, "rma-passive: out of memory");
     for (int i = 0; rc == HS_OK && i < r->nout; i++) {
       int mrc = MPI_Send_init(&a->token, 0, MPI_BYTE, p->peers[r->out[i]].rank, HS_TAG_NOTIFY, p->comm,
                               &a->sreq[i]);
@@ -114,39 +121,103 @@ static int passive_start(hs_plan p, void *const *arrays) {
     if (rc != HS_OK) return rc;
   }
   if (a->nrreq) HS_MPI(MPI_Startall(a->nrreq, a->rreq));
+  a->step = a->sent = 0;
+  a->left = a->nrreq;
+  a->result = HS_OK;
   return hs__rma_put_all(p, a->r, arrays, (int)(a->r->swap & 1));
 }
 
-static int passive_complete(hs_plan p, void *const *arrays) {
-  passive_t *a = p->impl;
+/* Step 0 -> 1: my puts are in the neighbours' memory (flush_all, or unlock_all with
+ * epoch=naive: waits for my own puts only); tell them. */
+static int notify(hs_plan p, passive_t *a) {
   rma_t *r = a->r;
-  int buf = (int)(r->swap & 1), rc = HS_OK;
   if (a->early) {
     HS_MPI(MPI_Win_flush_all(r->win));
   } else {
     a->locked = 0;
     HS_MPI(MPI_Win_unlock_all(r->win));
   }
-  /* My puts are now in the neighbours' memory: tell them. */
+  if (a->ibarrier)
+    HS_MPI(MPI_Ibarrier(p->comm, &a->bar));
+  else if (a->nsreq)
+    HS_MPI(MPI_Startall(a->nsreq, a->sreq));
+  a->step = 1;
+  return HS_OK;
+}
+
+/* Step 1: unpack each neighbour's slot once its notification is in (every slot once the
+ * barrier is); wait = 0 polls (MPI_Test, MPI_Testsome), 1 blocks. Step 2 when all are. */
+static int receive(hs_plan p, passive_t *a, void *const *arrays, int wait) {
+  rma_t *r = a->r;
+  int buf = (int)(r->swap & 1), rc = HS_OK;
   if (a->ibarrier) {
-    MPI_Request req;
-    HS_MPI(MPI_Ibarrier(p->comm, &req));
-    HS_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    int flag = 1;
+    if (wait)
+      HS_MPI(MPI_Wait(&a->bar, MPI_STATUS_IGNORE));
+    else
+      HS_MPI(MPI_Test(&a->bar, &flag, MPI_STATUS_IGNORE));
+    if (!flag) return HS_OK;
     rc = sync_for_read(p, a);
     for (int i = 0; rc == HS_OK && i < r->nin; i++)
       hs__rma_unpack_from_window(p, r, r->in[i], arrays, buf);
-  } else {
-    if (a->nsreq) HS_MPI(MPI_Startall(a->nsreq, a->sreq));
-    for (int n = 0; n < a->nrreq && rc == HS_OK; n++) {
-      int i;
-      HS_MPI(MPI_Waitany(a->nrreq, a->rreq, &i, MPI_STATUS_IGNORE));
-      if (i == MPI_UNDEFINED) break;
-      rc = sync_for_read(p, a);
-      if (rc == HS_OK) hs__rma_unpack_from_window(p, r, r->in[i], arrays, buf);
-    }
-    if (a->nsreq) HS_MPI(MPI_Waitall(a->nsreq, a->sreq, MPI_STATUSES_IGNORE));
+    a->left = 0;
   }
-  r->swap++;
+  while (a->left > 0 && rc == HS_OK) {
+    int m = 0;
+    if (wait)
+      HS_MPI(MPI_Waitsome(a->nrreq, a->rreq, &m, a->idx, MPI_STATUSES_IGNORE));
+    else
+      HS_MPI(MPI_Testsome(a->nrreq, a->rreq, &m, a->idx, MPI_STATUSES_IGNORE));
+    if (m == MPI_UNDEFINED) { /* none active: nothing more can come */
+      a->left = 0;
+      break;
+    }
+    if (m > 0) rc = sync_for_read(p, a);
+    for (int j = 0; j < m && rc == HS_OK; j++) {
+      hs__rma_unpack_from_window(p, r, r->in[a->idx[j]], arrays, buf);
+      a->left--;
+    }
+    if (!wait) break;
+  }
+  if (rc == HS_OK && a->left == 0) a->step = 2;
+  return rc;
+}
+
+/* The swap as far as it goes: wait = 0 without blocking beyond the flush (test), 1 to the
+ * end (complete). */
+static int progress(hs_plan p, passive_t *a, void *const *arrays, int wait) {
+  int rc = a->step == 0 ? notify(p, a) : HS_OK;
+  if (rc == HS_OK && a->step == 1) rc = receive(p, a, arrays, wait);
+  if (rc != HS_OK) a->step = 2; /* the swap's result: complete reports it */
+  return rc;
+}
+
+/* The first call flushes my puts and notifies; every call unpacks the slots whose
+ * notifications are in; done once all are and my own notifications have gone out. */
+static int passive_test(hs_plan p, void *const *arrays, int *done) {
+  passive_t *a = p->impl;
+  if (a->step < 2) a->result = progress(p, a, arrays, 0);
+  a->sent = a->step == 2 && (a->sent || !a->nsreq);
+  if (a->step == 2 && !a->sent) {
+    int mrc = MPI_Testall(a->nsreq, a->sreq, &a->sent, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS && a->result == HS_OK) {
+      a->result = hs__mpi_error(mrc, "MPI_Testall (notifications)");
+      a->sent = 1;
+    }
+  }
+  *done = a->sent;
+  return a->result;
+}
+
+static int passive_complete(hs_plan p, void *const *arrays) {
+  passive_t *a = p->impl;
+  if (a->step < 2) a->result = progress(p, a, arrays, 1);
+  int rc = a->result;
+  if (a->nsreq && a->step == 2) {
+    int mrc = MPI_Waitall(a->nsreq, a->sreq, MPI_STATUSES_IGNORE);
+    if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Waitall (notifications)");
+  }
+  a->r->swap++;
   return rc;
 }
 
@@ -158,6 +229,7 @@ static void passive_destroy(hs_plan p) {
   for (int i = 0; i < a->nrreq; i++) MPI_Request_free(&a->rreq[i]);
   hs__free(p, a->sreq);
   hs__free(p, a->rreq);
+  hs__free(p, a->idx);
   hs__rma_destroy(p, a->r);
 }
 
@@ -165,4 +237,4 @@ HS_DEFINE_TRANSPORT(hs__transport_rma_passive, passive, "rma-passive", HS_TRANSP
                     HS_OPS_FAILROUND,
                     "MPI-3 RMA, lock_all once + put + flush_all + zero-byte notifications, "
                     "double-buffered window",
-                    passive_options, passive_config, HS_OPS_NO_EXTRA);
+                    passive_options, passive_config, .test = passive_test);

@@ -15,8 +15,10 @@
 
 typedef struct {
   rma_t *r;
-  int early, open;
-  MPI_Group gin, gout; /* ranks that put to me / that I put to */
+  int early;
+  int access, exposure; /* my access epoch (start..complete), exposure epoch (post..wait) open */
+  int finished, result; /* test ended the swap in progress, with this status, for complete */
+  MPI_Group gin, gout;  /* ranks that put to me / that I put to */
 } pscw_t;
 
 typedef struct {
@@ -35,20 +37,30 @@ static int open_epochs(pscw_t *w) {
   /* Post first: a neighbour blocked in its start waits for exactly this. */
   int mrc = MPI_Win_post(w->gin, rma_assert(w->r, MPI_MODE_NOSTORE), w->r->win);
   if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_post");
+  w->exposure = 1;
   mrc = MPI_Win_start(w->gout, 0, w->r->win);
   if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_start");
-  w->open = 1;
+  w->access = 1;
   return HS_OK;
 }
 
-static int close_epochs(pscw_t *w) {
-  w->open = 0;
-  /* Complete before wait: waiting first could deadlock two ranks each waiting for the
-   * other's complete. */
-  int mrc = MPI_Win_complete(w->r->win);
-  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_complete");
-  mrc = MPI_Win_wait(w->r->win);
-  if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_wait");
+/* Close what is open of the two epochs; wait = 0 polls the exposure epoch (MPI_Win_test) and
+ * leaves it open if a neighbour's access epoch has not completed yet. Complete before wait:
+ * waiting first could deadlock two ranks each waiting for the other's complete. */
+static int close_epochs(pscw_t *w, int wait) {
+  if (w->access) {
+    w->access = 0;
+    int mrc = MPI_Win_complete(w->r->win);
+    if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_complete");
+  }
+  if (w->exposure) {
+    int flag = 1, mrc = wait ? MPI_Win_wait(w->r->win) : MPI_Win_test(w->r->win, &flag);
+    if (mrc != MPI_SUCCESS) {
+      w->exposure = 0;
+      return hs__mpi_error(mrc, wait ? "MPI_Win_wait" : "MPI_Win_test");
+    }
+    w->exposure = !flag;
+  }
   return HS_OK;
 }
 
@@ -77,20 +89,44 @@ static int pscw_start(hs_plan p, void *const *arrays) {
   return hs__rma_put_all(p, w->r, arrays, 0);
 }
 
+/* Both epochs closed: the unpack, and (early) the next swap's epochs. */
+static int finish(hs_plan p, pscw_t *w, void *const *arrays) {
+  rma_t *r = w->r;
+  for (int i = 0; i < r->nin; i++) hs__rma_unpack_from_window(p, r, r->in[i], arrays, 0);
+  return w->early ? open_epochs(w) : HS_OK; /* after the unpack: see the top comment */
+}
+
+/* The first call closes the access epoch (MPI_Win_complete: my puts are done; MPI may let it
+ * wait for my targets' post, which with epoch=early they issued at the end of their previous
+ * swap); then MPI_Win_test polls the exposure epoch, and once it is closed the swap ends as in
+ * complete. */
+static int pscw_test(hs_plan p, void *const *arrays, int *done) {
+  pscw_t *w = p->impl;
+  if (!w->finished) {
+    int rc = close_epochs(w, 0);
+    if (rc == HS_OK && w->exposure) {
+      *done = 0;
+      return HS_OK;
+    }
+    w->result = rc == HS_OK ? finish(p, w, arrays) : rc;
+    w->finished = 1;
+  }
+  *done = 1;
+  return w->result;
+}
+
 static int pscw_complete(hs_plan p, void *const *arrays) {
   pscw_t *w = p->impl;
-  rma_t *r = w->r;
-  int rc = close_epochs(w);
-  if (rc != HS_OK) return rc;
-  for (int i = 0; i < r->nin; i++) hs__rma_unpack_from_window(p, r, r->in[i], arrays, 0);
-  if (w->early) rc = open_epochs(w); /* after the unpack: see the top comment */
+  int rc = w->finished ? w->result : close_epochs(w, 1);
+  if (!w->finished && rc == HS_OK) rc = finish(p, w, arrays);
+  w->finished = 0;
   return rc;
 }
 
 static void pscw_destroy(hs_plan p) {
   pscw_t *w = p->impl;
   if (!w) return;
-  if (w->open && w->r && w->r->have_win) close_epochs(w);
+  if (w->r && w->r->have_win) close_epochs(w, 1);
   if (w->gin != MPI_GROUP_NULL) MPI_Group_free(&w->gin);
   if (w->gout != MPI_GROUP_NULL) MPI_Group_free(&w->gout);
   hs__rma_destroy(p, w->r);
@@ -99,4 +135,4 @@ static void pscw_destroy(hs_plan p) {
 HS_DEFINE_TRANSPORT(hs__transport_rma_pscw, pscw, "rma-pscw", HS_TRANSPORT_RMA_PSCW,
                     HS_OPS_FAILROUND,
                     "MPI-3 RMA, post/start/complete/wait on the neighbour group, put-driven",
-                    pscw_options, pscw_config, HS_OPS_NO_EXTRA);
+                    pscw_options, pscw_config, .test = pscw_test);

@@ -208,41 +208,54 @@ static int shmemt_start(hs_plan p, void *const *arrays) {
   return HS_OK;
 }
 
+/* One pass over the peers without waiting: the deferred puts whose half is free, the
+ * messages whose flags are up. Returns what is left; *progressed: something moved. */
+static int shmemt_pass(hs_plan p, shmemt_t *t, void *const *arrays, int *progressed) {
+  int left = 0;
+  *progressed = 0;
+  for (int k = 0; k < p->npeers; k++) {
+    shmemt_peer *q = &t->pk[k];
+    if (q->send_pending) {
+      if (may_put(p, t, k)) {
+        put_peer(p, t, k, arrays);
+        *progressed = 1;
+      } else {
+        left++;
+      }
+    }
+    if (q->recv_pending) {
+      if (shmem_uint64_test(&t->ready[k], SHMEM_CMP_GE, FLAG(t->seq, 0))) {
+        if (t->ready[k] & 1)
+          hs__fail_seen(p, p->peers[k].rank);
+        else if (!hs__failed_round(p))
+          hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + (t->seq % 2) * t->rhalf + q->my_off);
+        q->recv_pending = 0;
+        shmem_uint64_p(&t->ack[q->its_slot], t->seq, q->pe);
+        *progressed = 1;
+      } else {
+        left++;
+      }
+    }
+  }
+  return left;
+}
+
+/* Done when every message is in and every deferred put went out: complete has nothing left. */
+static int shmemt_test(hs_plan p, void *const *arrays, int *done) {
+  int progressed;
+  *done = shmemt_pass(p, p->impl, arrays, &progressed) == 0;
+  return HS_OK;
+}
+
 static int shmemt_complete(hs_plan p, void *const *arrays) {
   shmemt_t *t = p->impl;
   unsigned spins = 0;
-  for (;;) {
-    int left = 0, progressed = 0;
-    for (int k = 0; k < p->npeers; k++) {
-      shmemt_peer *q = &t->pk[k];
-      if (q->send_pending) {
-        if (may_put(p, t, k)) {
-          put_peer(p, t, k, arrays);
-          progressed = 1;
-        } else {
-          left++;
-        }
-      }
-      if (q->recv_pending) {
-        if (shmem_uint64_test(&t->ready[k], SHMEM_CMP_GE, FLAG(t->seq, 0))) {
-          if (t->ready[k] & 1)
-            hs__fail_seen(p, p->peers[k].rank);
-          else if (!hs__failed_round(p))
-            hs__unpack_peer(p, &p->peers[k], arrays, t->rbuf + (t->seq % 2) * t->rhalf + q->my_off);
-          q->recv_pending = 0;
-          shmem_uint64_p(&t->ack[q->its_slot], t->seq, q->pe);
-          progressed = 1;
-        } else {
-          left++;
-        }
-      }
-    }
-    if (!left) break;
+  int progressed;
+  while (shmemt_pass(p, t, arrays, &progressed))
     if (progressed)
       spins = 0;
     else
       hs__relax(&spins);
-  }
   return HS_OK;
 }
 
@@ -268,4 +281,4 @@ static void shmemt_destroy(hs_plan p) {
 HS_DEFINE_TRANSPORT(hs__transport_shmem, shmemt, "shmem", HS_TRANSPORT_SHMEM, HS_OPS_FAILROUND,
                     "OpenSHMEM: putmem into symmetric double buffers + flag per neighbour "
                     "(needs HALOSWAP_SHMEM=1)",
-                    NULL, hs_no_config, .query = shmemt_query);
+                    NULL, hs_no_config, .query = shmemt_query, .test = shmemt_test);

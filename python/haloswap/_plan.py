@@ -8,7 +8,7 @@ import numpy as np
 from . import _core
 from ._agree import agree
 from ._decomp import Decomposition, _per_axis_pairs
-from ._errors import ArgumentError, ArgumentTypeError
+from ._errors import ArgumentError, ArgumentTypeError, Error
 from ._lifetime import Collective
 
 __all__ = ["Field", "Plan", "DTYPES"]
@@ -376,26 +376,30 @@ class Plan(Collective):
         agree(decomp.comm, check)
         self._specs = specs
         self._order = order
+        self._core.rank = decomp.rank
         self._core.create(decomp._core, [s.tuple for s in specs], cfg["depth"],
                           _STENCIL[stencil], cfg["oneway"], cfg["oneway_axis"], transport,
                           cfg["options"], *cfg["order"])
         decomp._plans.add(self)
 
     # ------------------------------------------------------------------ swaps
-    def _given(self, arrays, who: str) -> list:
-        """Per-operation arrays, checked against the registered ones on every rank."""
+    def _given(self, arrays, who: str):
+        """(arrays as a list or None, this rank's fault in them as (status, message) or None).
+        No communication: a fault fails the operation's round in the library, which carries
+        it to the neighbours in that round (docs/design.md, "Errors during a swap")."""
+        if arrays is None:
+            return None, None
         arrays = list(arrays)
-
-        def check() -> None:
+        try:
             if len(arrays) != len(self._specs):
                 raise ArgumentError(f"{who}: arrays has {len(arrays)} entries; the plan has "
                                     f"{len(self._specs)} fields (None keeps a registered one)")
             for i, (s, b) in enumerate(zip(self._specs, arrays)):
                 if b is not None:
                     s.check_same(f"{who}: arrays[{i}]", b)
-
-        agree(self.decomposition.comm, check)
-        return arrays
+        except Error as e:
+            return [None] * len(self._specs), (e.status, e.message)
+        return arrays, None
 
     def swap(self, arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> None:
         """Swap every halo and return when all are written. ``arrays``: one array (or None:
@@ -403,13 +407,13 @@ class Plan(Collective):
         if arrays is None:
             self._core.swap()
         else:
-            self._core.swap_arrays(self._given(arrays, "Plan.swap"))
+            self._core.swap(*self._given(arrays, "Plan.swap"))
 
     def start(self, arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> "Plan":
         """Start a swap; returns at once without waiting for any neighbour. Until
         ``complete()``, neither write the interior cells next to the halo nor read the
         halo. Returns the plan (``plan.start().complete()``)."""
-        self._core.start(None if arrays is None else self._given(arrays, "Plan.start"))
+        self._core.start(*self._given(arrays, "Plan.start"))
         return self
 
     def test(self) -> bool:
@@ -429,14 +433,12 @@ class Plan(Collective):
         the rank owning the cell it mirrors and combined into it with ``op`` ("sum", "max",
         "min" or "replace"), in the plan's canonical order: bit-identical on every
         transport and run. Halo cells are left as they were."""
-        self._core.reverse(self._op(op),
-                           None if arrays is None else self._given(arrays, "Plan.reverse"))
+        self._core.reverse(*self._op_given(op, arrays, "Plan.reverse"))
 
     def reverse_start(self, op: str = "sum",
                       arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> "Plan":
         """Start a reverse exchange (see ``reverse``); finish it with ``reverse_complete``."""
-        self._core.reverse_start(self._op(op), None if arrays is None else
-                                 self._given(arrays, "Plan.reverse_start"))
+        self._core.reverse_start(*self._op_given(op, arrays, "Plan.reverse_start"))
         return self
 
     def reverse_complete(self) -> None:
@@ -447,14 +449,17 @@ class Plan(Collective):
                         arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> None:
         """``reverse(op)`` then ``swap()``: owners combine their halo contributions, then
         every halo gets the owners' results (EPIC's parcel-to-grid step)."""
-        self._core.accumulate_fill(self._op(op), None if arrays is None else
-                                   self._given(arrays, "Plan.accumulate_fill"))
+        self._core.accumulate_fill(*self._op_given(op, arrays, "Plan.accumulate_fill"))
 
-    @staticmethod
-    def _op(op: str) -> int:
-        if op not in _OPS:
-            raise ArgumentError(f"op = {op!r}, must be one of 'sum', 'max', 'min', 'replace'")
-        return _OPS[op]
+    def _op_given(self, op: str, arrays, who: str):
+        """(hs_op, arrays, fault) of a reverse: an unknown op is a fault of this rank, carried
+        in the round like the arrays' (the library's own check of op does the same)."""
+        arrays, fault = self._given(arrays, who)
+        known = isinstance(op, str) and op in _OPS
+        if not known and fault is None:
+            fault = (ArgumentError.status, f"{who}: op = {op!r}, must be one of 'sum', 'max', "
+                                           f"'min', 'replace'")
+        return _OPS[op] if known else 0, arrays, fault
 
     # ------------------------------------------------------------------ queries
     @property

@@ -228,21 +228,54 @@ def test_one_rank_per_swap_arrays_wrong(comm, d):
         assert p.in_progress is None
 
 
-@pytest.mark.parametrize("how", ["resize", "reshape"])
-def test_registered_array_changed(comm, d, how):
-    # numpy's resize(..., refcheck=False) frees the memory the plan registered: the next
-    # operation refuses it (on every rank, through the round) instead of writing freed memory.
+def test_registered_array_resize_refused(comm, d):
+    # numpy's resize(..., refcheck=False) would free the memory the plan registered: numpy
+    # itself refuses it while the plan lives (the plan holds a weak reference to the array).
+    a = np.zeros(good(d).shape)
+    with haloswap.Plan(d, a, axes="xyz") as p:
+        p.swap()
+        with pytest.raises(ValueError, match="cannot resize"):
+            a.resize((a.shape[0] + 8,) + a.shape[1:], refcheck=False)
+        p.swap()
+    a.resize((a.shape[0] + 8,) + a.shape[1:], refcheck=False)  # the plan is gone
+
+
+def test_registered_array_changed(comm, d):
+    # An array whose layout changed under the plan (here its shape; a buffer moved the same)
+    # is refused at the next operation, on every rank through the round, never written.
     a = good(d)
     last = comm.Get_size() - 1
     with haloswap.Plan(d, a) as p:
         p.swap()
         if comm.Get_rank() == last:
-            if how == "resize":
-                a.resize((a.shape[0] + 8,) + a.shape[1:], refcheck=False)
-            else:
-                a.shape = (a.shape[0] * a.shape[1], a.shape[2])
+            a.shape = (a.shape[0] * a.shape[1], a.shape[2])
         raises_everywhere(comm, haloswap.ArgumentError, p.swap, f"rank {last}:",
                           "Plan.swap: fields[0] was resized or moved", "never resize")
+
+
+def test_axis_order(comm):
+    # A square block indexed [y, x] would fit as [x, y]: refused without axes=, and with
+    # axes="yx" swapped as the [x, y] array's transpose.
+    n = comm.Get_size()
+    with haloswap.Decomposition(comm, (4 * n, 4), procs=(n, 1)) as d:
+        nx, ny = d.local_shape
+        assert nx == ny == 4
+        yx = np.zeros((ny + 2, nx + 2))
+        raises_everywhere(comm, haloswap.ArgumentError, lambda: haloswap.Plan(d, yx),
+                          "same extent (6) on dimensions 0 and 1", "axes='xy'", "'yx'")
+        xy = d.empty(halo=1)
+        xy[1:-1, 1:-1] = np.arange(nx)[:, None] * 10 + np.arange(ny)[None, :] + 100 * d.rank
+        yx[...] = xy.T
+        with haloswap.Plan(d, [xy, haloswap.Field(yx, axes="yx")]) as p:
+            p.swap()
+        assert_all(np.array_equal(yx, xy.T), "the [y, x] array swapped otherwise")
+    with haloswap.Decomposition(comm, (8, 6, 3)) as d:
+        nx, ny, nz = d.local_shape
+        zyx = np.zeros((nz, ny + 4, nx + 4))
+        raises_everywhere(comm, haloswap.ArgumentError, lambda: haloswap.Plan(d, zyx, depth=2),
+                          "indexed [z, y, x] it does", "axes='zyx'")
+        with haloswap.Plan(d, zyx, depth=2, axes="zyx") as p:
+            p.swap()
 
 
 def test_freed_plan(comm, d):

@@ -22,7 +22,7 @@ def make_fields(geom, orders):
 
 def swap_and_check(d, plan_kw, geom, orders="CF", reps=2):
     arrays = make_fields(geom, orders)
-    with haloswap.Plan(d, arrays, **plan_kw) as plan:
+    with haloswap.Plan(d, arrays, axes="xyz"[:d.ndims], **plan_kw) as plan:
         for _ in range(reps):
             for f, a in enumerate(arrays):
                 fill(a, geom, f)

@@ -40,10 +40,12 @@ for mode in ("raise", "sigint"):
                     else:
                         fault = float(stamp)
                 time.sleep(0.01)
+            end = time.time()
             if job.poll() is None:
                 os.killpg(job.pid, signal.SIGKILL)
                 job.wait()
-            end = time.time()
+            if fault is None and mode == "raise" and os.path.exists(pidfile):
+                fault = float(open(pidfile).read().split()[1])  # the job ended between polls
         text = open(out, errors="replace").read()
     if job.returncode == 77 and "SKIP" in text:
         print(text.strip())

@@ -377,14 +377,10 @@ static void unfail(hs_plan p) {
  * takes part with flags: they return this error (their halos miss its data). Where every rank
  * made the same mistake, only flags cross and every plan stays usable. */
 static int misuse_round(hs_plan p, int code, bool reverse, bool given) {
-  hs__fail_local(p, code);
-  p->round_flagged = false;
-  if (reverse)
-    failed_reverse_round(p);
-  else
-    failed_round(p, given);
+  hs__fail_local(p, code); /* first, so the error returned is its own, not a neighbour's */
+  int rc = fail_here(p, code, reverse, given);
   unfail(p);
-  return hs__fail_return(p);
+  return rc;
 }
 
 /* A later swap of a failed plan: a failed round as well, so its neighbours learn of the

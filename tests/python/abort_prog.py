@@ -1,7 +1,7 @@
 """One rank fails inside the package's with blocks while the others swap (run by
-abort_test.py): mode "raise" raises between start and complete of a swap on rank 1, mode
-"sigint" has rank 1 write its pid to PIDFILE and loop until the driver's SIGINT arrives. The
-job must abort with rank 1's traceback: no rank may wait in a collective free.
+abort_test.py): at swap 20 rank 1 writes its pid and the time to PIDFILE, then raises between
+start and complete (mode "raise") or swaps on until the driver's SIGINT arrives (mode
+"sigint"). The job must abort with rank 1's traceback: no rank may wait in a collective free.
 Usage: abort_prog.py raise|sigint TRANSPORT PIDFILE. Exit 77: the transport is not usable."""
 import os
 import sys
@@ -28,13 +28,11 @@ with haloswap.Decomposition(comm, (16, 12, 4)) as d:
         while time.monotonic() < deadline:
             plan.start()
             if d.rank == 1 and i == 20:
-                if mode == "raise":
-                    with open(pidfile, "w") as f:
-                        f.write(f"{os.getpid()} {time.time()!r}\n")
-                    raise RuntimeError("injected failure on rank 1 mid-swap")
-                with open(pidfile + ".tmp", "w") as f:
-                    f.write(f"{os.getpid()} 0\n")
+                with open(pidfile + ".tmp", "w") as f:  # renamed: the driver reads it whole
+                    f.write(f"{os.getpid()} {time.time()!r}\n")
                 os.rename(pidfile + ".tmp", pidfile)
+                if mode == "raise":
+                    raise RuntimeError("injected failure on rank 1 mid-swap")
             u[1:-1, 1:-1, :] += 1.0  # interior work between start and complete
             plan.complete()
             i += 1

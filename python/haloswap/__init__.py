@@ -32,10 +32,15 @@ def _check_mpi() -> None:
     vendor = _MPI.get_vendor()[0]
     used = {"Open MPI": "openmpi", "MPICH": "mpich"}.get(vendor, vendor.lower())
     if MPI_FLAVOUR != "unknown" and used != MPI_FLAVOUR:
+        import os
+        import sys
         raise ImportError(
-            f"haloswap was built against {MPI_FLAVOUR} but mpi4py uses {vendor}: one process "
-            f"cannot load two MPI libraries. Rebuild haloswap in this environment "
-            f"(pip install --no-build-isolation python/, which builds against mpi4py's MPI).")
+            f"haloswap was built against {MPI_FLAVOUR} but mpi4py ({_MPI.__file__}) uses "
+            f"{vendor}: one process cannot load two MPI libraries. Rebuild haloswap against "
+            f"this mpi4py's MPI (the build finds it from mpi4py; leave MPICC unset or name "
+            f"{used}'s compiler): {sys.executable} -m pip install --force-reinstall --no-deps "
+            f"--no-build-isolation <haloswap checkout>/python (docs/python.md, \"Install\")"
+            f"{'' if 'MPICC' not in os.environ else '; MPICC is set to ' + os.environ['MPICC']}")
 
 
 _check_mpi()

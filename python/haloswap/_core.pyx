@@ -4,7 +4,7 @@ holds what the C library points at; the checks a Python user sees first live in
 haloswap/__init__.py, and the library's own checks stay in the library."""
 
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_WRITABLE,
-                             PyBUF_ANY_CONTIGUOUS, PyBUF_FORMAT)
+                             PyBUF_ANY_CONTIGUOUS, PyBUF_FORMAT, PyBUF_STRIDES)
 from libc.stdlib cimport calloc, free, malloc
 from libc.stdint cimport uint64_t
 from libc.stddef cimport ptrdiff_t
@@ -43,6 +43,8 @@ cdef extern from "haloswap.h" nogil:
 
     const char *hs_error_message()
     const char *hs_status_name(int status)
+    enum:
+        HS_ERR_ARG
 
     ctypedef struct hs_decomp_desc:
         int ndims
@@ -133,7 +135,24 @@ cdef extern from "haloswap.h" nogil:
     int hs_transport_options(const char *name, char *buf, size_t len)
     size_t hs_type_size(hs_type t)
 
+# The library's internal entries for a binding's own per-swap checks (src/core/hs_core.h, as
+# the Fortran module's): the error is set as the library's last error, then the round runs
+# with failure flags, so the neighbours get it in that very round, with no collective call
+# (docs/design.md, "Errors during a swap").
+cdef extern from *:
+    """
+    int hs__error(int code, const char *fmt, ...);
+    int hs__round_fail(hs_plan p, int code, int reverse, int given);
+    """
+    int hs__error(int code, const char *fmt, ...) nogil
+    int hs__round_fail(hs_plan p, int code, int reverse, int given) nogil
+
 MAX_DIMS = HS_MAX_DIMS
+# Registered arrays' layout kept by a plan: address, ndim, then shape and strides of up to
+# _MAXND dimensions (3 axes and a components dimension).
+cdef enum:
+    _MAXND = 8
+    _REG = 18  # 2 + 2 * _MAXND
 MAX_FIELDS = HS_MAX_FIELDS
 VERSION = (HS_VERSION_MAJOR, HS_VERSION_MINOR)
 
@@ -161,9 +180,11 @@ def status_name(int code):
     return hs_status_name(code).decode()
 
 
-cdef int _check(int rc) except -1:
+cdef int _check(int rc, call=None, int rank=-1) except -1:
+    """Raises the exception of a failed call; call: the Python method a blocking call stands
+    for ("Plan.swap"), named in place of the C calls it made in rank's own messages."""
     if rc != HS_OK:
-        _raise_status(rc, hs_error_message().decode(errors="replace"))
+        _raise_status(rc, hs_error_message().decode(errors="replace"), call, rank)
     return 0
 
 
@@ -302,6 +323,8 @@ cdef class PlanCore:
     cdef unsigned char *swap_held
     cdef int swap_given        # 1 while a started operation uses given arrays
     cdef int _pending          # 0 none, 1 forward swap, 2 reverse
+    cdef Py_ssize_t *reg       # per registered array: its address, ndim, shape, strides
+    cdef public int rank       # in the plan's communicator (messages: this rank's own)
 
     def __cinit__(self):
         self.p = NULL
@@ -311,11 +334,13 @@ cdef class PlanCore:
         self.swap_held = NULL
         self.nviews = 0
         self._pending = 0
+        self.reg = NULL
 
     def __dealloc__(self):
         # The plan itself is freed collectively by free(); here only our buffer exports.
         self._release_swap()
         self._release_views()
+        free(self.reg)
 
     cdef void _release_views(self):
         cdef int i
@@ -357,7 +382,8 @@ cdef class PlanCore:
         if fl == NULL:
             raise MemoryError()
         self.views = <Py_buffer *>calloc(max(1, nf), sizeof(Py_buffer))
-        if self.views == NULL:
+        self.reg = <Py_ssize_t *>calloc(max(1, nf) * _REG, sizeof(Py_ssize_t))
+        if self.views == NULL or self.reg == NULL:
             free(fl)
             raise MemoryError()
         self.nviews = 0
@@ -369,6 +395,7 @@ cdef class PlanCore:
                  corder, cstride) = fields[f]
                 PyObject_GetBuffer(arr, &self.views[f], PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS)
                 self.nviews = f + 1
+                self._remember(f)
                 fl[f] = hs_field_array(htype, self.views[f].buf, layout, 0)
                 for a in range(len(hlo)):
                     fl[f].stride[a] = strides[a]
@@ -422,6 +449,78 @@ cdef class PlanCore:
     def alive(self):
         return self.p != NULL
 
+    cdef void _remember(self, int f):
+        """What the plan was given of registered array f: address, ndim, shape, strides."""
+        cdef Py_ssize_t *r = self.reg + f * _REG
+        cdef Py_buffer *v = &self.views[f]
+        cdef int k
+        r[0] = <Py_ssize_t>v.buf
+        r[1] = v.ndim
+        for k in range(min(v.ndim, _MAXND)):
+            r[2 + k] = v.shape[k]
+            r[2 + _MAXND + k] = v.strides[k]
+
+    cdef object _moved(self, arrays):
+        """The first registered array (among those this operation uses: arrays[f] None, or
+        no arrays) whose memory moved or whose shape or strides changed since the plan was
+        made (numpy's resize(..., refcheck=False) frees the memory the plan holds), as an
+        error message; None if every one is as registered."""
+        cdef Py_buffer b
+        cdef Py_ssize_t *r
+        cdef int f, k, same
+        for f in range(self.nviews):
+            if arrays is not None and arrays[f] is not None:
+                continue
+            arr = <object>self.views[f].obj
+            r = self.reg + f * _REG
+            PyObject_GetBuffer(arr, &b, PyBUF_STRIDES)
+            same = <Py_ssize_t>b.buf == r[0] and b.ndim == r[1]
+            for k in range(min(b.ndim, _MAXND)):
+                same = same and b.shape[k] == r[2 + k] and b.strides[k] == r[2 + _MAXND + k]
+            PyBuffer_Release(&b)
+            if not same:
+                shape = tuple(r[2 + k] for k in range(min(r[1], _MAXND)))
+                return (f"fields[{f}] was resized or moved since the plan was made (now shape "
+                        f"{arr.shape} at {arr.__array_interface__['data'][0]:#x}, registered "
+                        f"shape {shape} at {r[0]:#x}): the plan would write memory the array "
+                        f"no longer owns. Free the plan and make a new one over the new array "
+                        f"(a registered array must keep its memory: never resize it)")
+        return None
+
+    cdef int _fail(self, int reverse, int given, fault, call) except -1:
+        """This rank's own fault (status, message) where a round begins: the round runs with
+        failure flags (src/core/plan.c, hs__round_fail), so every neighbour raises it too, in
+        this round, with no collective call; raises it here."""
+        cdef int rc, code = fault[0]
+        cdef bytes msg = fault[1].encode(errors="replace")
+        hs__error(code, "%s", <const char *>msg)
+        with nogil:
+            rc = hs__round_fail(self.p, code, reverse, given)
+        return _check(rc if rc != HS_OK else code, call, self.rank)
+
+    cdef int _begin(self, int which, int op, arrays, fault, call) except -1:
+        """Refuses a start while an operation is in flight (the library's state error on this
+        rank alone, before the in-flight arrays could be replaced); else fails the round on
+        this rank's fault (the caller's, or a registered array that moved); else takes the
+        arrays."""
+        cdef int rc = HS_OK
+        if self._pending:
+            with nogil:
+                if which == 1:
+                    rc = hs_swap_start(self.p, NULL)
+                else:
+                    rc = hs_reverse_start(self.p, op, NULL)
+            _check(rc, call, self.rank)
+        if fault is None and self.p != NULL:
+            moved = self._moved(arrays)
+            if moved is not None:
+                fault = (HS_ERR_ARG, f"{call}: {moved}")
+        if fault is not None and self.p != NULL:
+            self._fail(which != 1, arrays is not None, fault, call)
+        if arrays is not None:
+            self._take_arrays(arrays)
+        return 0
+
     cdef int _take_arrays(self, list arrays) except -1:
         """Exports of the arrays of one operation (None keeps the registered one)."""
         cdef int f
@@ -447,51 +546,36 @@ cdef class PlanCore:
     cdef void **_ptrs(self) noexcept nogil:
         return self.swap_ptrs if self.swap_given else NULL
 
-    def swap(self):
-        """hs_swap on the registered arrays."""
+    def swap(self, list arrays=None, fault=None):
+        """hs_swap, with arrays[f] for this swap only where given (checked by the caller:
+        fault is its finding on this rank, (status, message), or None)."""
         cdef int rc
-        with nogil:
-            rc = hs_swap(self.p, NULL)
-        if rc != HS_OK:
-            _check(rc)
-
-    def swap_arrays(self, list arrays):
-        """hs_swap with arrays[f] for this swap only (checked by the caller)."""
-        cdef int rc
-        self._begin(1, 0, arrays)
+        if arrays is None and fault is None and not self._pending:
+            if self.p != NULL:
+                moved = self._moved(None)
+                if moved is not None:
+                    fault = (HS_ERR_ARG, f"Plan.swap: {moved}")
+            if fault is None:
+                with nogil:
+                    rc = hs_swap(self.p, NULL)
+                return _check(rc, "Plan.swap", self.rank)
+        self._begin(1, 0, arrays, fault, "Plan.swap")
         self._pending = 1
         with nogil:
-            rc = hs_swap(self.p, self.swap_ptrs)
-        self._end(rc, 1)
+            rc = hs_swap(self.p, self._ptrs())
+        self._end(rc, 1, "Plan.swap")
 
-    cdef int _begin(self, int which, int op, arrays) except -1:
-        """Refuses a start while an operation is in flight (the library's own state error,
-        before the in-flight arrays could be replaced), then takes the arrays."""
-        cdef int rc = HS_OK
-        if self._pending:
-            with nogil:
-                if which == 1:
-                    rc = hs_swap_start(self.p, NULL)
-                elif which == 2:
-                    rc = hs_reverse_start(self.p, op, NULL)
-                else:
-                    rc = hs_accumulate_fill(self.p, op, NULL)
-            _check(rc)
-        if arrays is not None:
-            self._take_arrays(arrays)
-        return 0
-
-    cdef int _end(self, int rc, int which) except -1:
+    cdef int _end(self, int rc, int which, call) except -1:
         """After a complete (or a failed start): the arrays of operation ``which`` go."""
         if self._pending == which:
             self._pending = 0
             self._release_swap()
-        return _check(rc)
+        return _check(rc, call, self.rank)
 
-    cdef int _start(self, int which, int op, arrays) except -1:
+    cdef int _start(self, int which, int op, arrays, fault, call) except -1:
         """Starts a forward swap (1) or a reverse exchange (2)."""
         cdef int rc
-        self._begin(which, op, arrays)
+        self._begin(which, op, arrays, fault, call)
         self._pending = which
         with nogil:
             if which == 1:
@@ -499,11 +583,11 @@ cdef class PlanCore:
             else:
                 rc = hs_reverse_start(self.p, op, self._ptrs())
         if rc != HS_OK:
-            self._end(rc, which)
+            self._end(rc, which, call)
         return 0
 
-    def start(self, arrays=None):
-        self._start(1, 0, arrays)
+    def start(self, list arrays=None, fault=None):
+        self._start(1, 0, arrays, fault, None)
 
     def test(self):
         cdef int rc, done = 0
@@ -516,28 +600,31 @@ cdef class PlanCore:
         cdef int rc
         with nogil:
             rc = hs_swap_complete(self.p, self._ptrs())
-        self._end(rc, 1)
+        self._end(rc, 1, None)
 
-    def reverse_start(self, int op, arrays=None):
-        self._start(2, op, arrays)
+    def reverse_start(self, int op, list arrays=None, fault=None):
+        self._start(2, op, arrays, fault, None)
 
     def reverse_complete(self):
         cdef int rc
         with nogil:
             rc = hs_reverse_complete(self.p, self._ptrs())
-        self._end(rc, 2)
+        self._end(rc, 2, None)
 
-    def reverse(self, int op, arrays=None):
-        self.reverse_start(op, arrays)
-        self.reverse_complete()
-
-    def accumulate_fill(self, int op, arrays=None):
+    def reverse(self, int op, list arrays=None, fault=None):
         cdef int rc
-        self._begin(3, op, arrays)
+        self._start(2, op, arrays, fault, "Plan.reverse")
+        with nogil:
+            rc = hs_reverse_complete(self.p, self._ptrs())
+        self._end(rc, 2, "Plan.reverse")
+
+    def accumulate_fill(self, int op, list arrays=None, fault=None):
+        cdef int rc
+        self._begin(2, op, arrays, fault, "Plan.accumulate_fill")
         self._pending = 3
         with nogil:
             rc = hs_accumulate_fill(self.p, op, self._ptrs())
-        self._end(rc, 3)
+        self._end(rc, 3, "Plan.accumulate_fill")
 
     @property
     def pending(self):

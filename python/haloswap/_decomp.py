@@ -185,6 +185,7 @@ class Decomposition(Collective):
         a = np.empty(shape, dtype=dtype, order=order)
         if fill is not None:
             a[...] = fill
+        _MADE_XYZ[id(a)] = a
         return a
 
     # ------------------------------------------------------------------ lifetime
@@ -201,6 +202,18 @@ class Decomposition(Collective):
         return (f"<haloswap.Decomposition global {self.global_shape} procs {self.procs} "
                 f"rank {self.rank} coords {self.coords} local {self.local_shape} "
                 f"offset {self.offset} periodic {self.periodic}>")
+
+
+# Arrays empty() made, indexed [x, y(, z)] by construction: a plan needs no axes= for them.
+_MADE_XYZ: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
+def made_xyz(a: np.ndarray) -> bool:
+    """``a`` (or the array it views) came from Decomposition.empty, unreshaped."""
+    for x in (a, a.base):
+        if isinstance(x, np.ndarray) and _MADE_XYZ.get(id(x)) is x and x.shape == a.shape:
+            return True
+    return False
 
 
 def _per_axis_pairs(name: str, value, nd: int) -> list:

@@ -1,6 +1,7 @@
 """Exceptions: one class per library status, found through hs_status_name."""
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Type
 
 from . import _core
@@ -103,8 +104,33 @@ def error_class(status: int) -> Type[Error]:
     return _BY_CODE.get(status, Error)
 
 
-def raise_status(status: int, message: str) -> None:
-    raise error_class(status)(message, status)
+# The C calls a message may name, and the Python methods that make them.
+_PY_NAMES = {
+    "hs_swap_start": "Plan.start", "hs_swap_complete": "Plan.complete",
+    "hs_swap_test": "Plan.test", "hs_swap": "Plan.swap", "hs_reverse_start":
+    "Plan.reverse_start", "hs_reverse_complete": "Plan.reverse_complete",
+    "hs_reverse": "Plan.reverse", "hs_accumulate_fill": "Plan.accumulate_fill",
+    "hs_plan_free": "Plan.free", "hs_plan_create": "Plan", "hs_decomp_create":
+    "Decomposition", "hs_decomp_free": "Decomposition.free"}
+_C_NAME = re.compile(r"\b(" + "|".join(sorted(_PY_NAMES, key=len, reverse=True)) + r")\b")
+# A blocking call's parts: named as the call itself (Plan.swap, not Plan.start).
+_PARTS = {"Plan.swap": ("hs_swap_start", "hs_swap_complete"),
+          "Plan.reverse": ("hs_reverse_start", "hs_reverse_complete"),
+          "Plan.accumulate_fill": ("hs_reverse_start", "hs_reverse_complete",
+                                   "hs_swap_start", "hs_swap_complete")}
+
+
+def python_names(message: str, call: Optional[str] = None, rank: int = -1) -> str:
+    """The library's message with the C calls it names replaced by the Python methods; call
+    stands for its parts in a message of this rank's own (not one another rank sent)."""
+    m = re.match(r"rank (\d+): ", message)
+    parts = _PARTS.get(call or "", ()) if not m or int(m.group(1)) == rank else ()
+    return _C_NAME.sub(lambda m: call if m.group(1) in parts else _PY_NAMES[m.group(1)],
+                       message)
+
+
+def raise_status(status: int, message: str, call: Optional[str] = None, rank: int = -1) -> None:
+    raise error_class(status)(python_names(message, call, rank), status)
 
 
 _core._raise_status = raise_status

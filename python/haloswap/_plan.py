@@ -1,14 +1,16 @@
 """Field and Plan: numpy arrays described to the library, and the swap plan over them."""
 from __future__ import annotations
 
+import itertools
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _core
 from ._agree import agree
-from ._decomp import Decomposition, _per_axis_pairs
-from ._errors import ArgumentError, ArgumentTypeError
+from ._decomp import Decomposition, _per_axis_pairs, made_xyz
+from ._errors import ArgumentError, ArgumentTypeError, Error
 from ._lifetime import Collective
 
 __all__ = ["Field", "Plan", "DTYPES"]
@@ -56,14 +58,21 @@ class Field:
     components : int, optional
         The array dimension that holds the components of a vector or tensor field (any
         dimension: the first or last of a contiguous array is the fast path).
+    axes : str, optional
+        The grid axis of each array dimension in order, e.g. ``"yx"`` or ``"zyx"`` for an
+        array indexed ``[y, x]`` or ``[z, y, x]`` (the components dimension left out).
+        Default: the plan's ``axes``, else ``"xy"`` / ``"xyz"`` -- but an array with the same
+        extent on two dimensions, at least one of them exchanged, is refused without it:
+        its axis order cannot be told from its shape.
     """
 
     def __init__(self, array: np.ndarray, *, halo: Optional[Halo] = None,
                  depth: Optional[Halo] = None, stagger: Union[str, Sequence[str], None] = None,
                  owner: Union[str, Sequence[str]] = "upper",
                  extent: Optional[Sequence[Optional[int]]] = None,
-                 components: Optional[int] = None):
+                 components: Optional[int] = None, axes: Optional[str] = None):
         self.array = array
+        self.axes = axes
         self.halo = halo
         self.depth = depth
         self.stagger = stagger
@@ -126,10 +135,100 @@ def _per_axis_str(name: str, value, nd: int, allowed) -> List[str]:
     return vals
 
 
+def _fits(shape, interior, halo, depth, swapped) -> bool:
+    """The dimensions fit the interiors with the halo given (or an even one), and the halo
+    holds the swap depth on every exchanged axis."""
+    for x, n in enumerate(shape):
+        extra = n - interior[x]
+        if halo is not None:
+            ok = extra == halo[x][0] + halo[x][1]
+            lo = min(halo[x])
+        else:
+            ok = extra >= 0 and extra % 2 == 0
+            lo = extra // 2
+        if not ok or (swapped[x] and lo < depth[x]):
+            return False
+    return True
+
+
+def _order_axes(name, f, a, dec, plan_halo, plan_axes, plan_depth, shape, strides, comp):
+    """(shape, strides) of the array's dimensions in the grid's axis order [x, y(, z)]: as
+    ``axes`` says, else as they are -- refused where that is a guess (two dimensions of the
+    same extent, one of them exchanged) or where another order is the one that fits."""
+    nd = len(shape)
+    letters = "xyz"[:nd]
+    axes = f.axes
+    if axes is None and isinstance(plan_axes, str):
+        axes = plan_axes if nd == len(plan_axes) else plan_axes.replace("z", "")  # a surface
+    if axes is not None:
+        if not isinstance(axes, str) or sorted(axes) != sorted(letters):
+            raise ArgumentError(f"{name}: axes = {axes!r} must name each of the axes "
+                                f"{', '.join(letters)} once, in the order of the array's "
+                                f"dimensions{' (the components dimension left out)' if comp is not None else ''}")
+        perm = [axes.index(c) for c in letters]
+        return [shape[p] for p in perm], [strides[p] for p in perm]
+    if made_xyz(a):
+        return shape, strides
+    swapped = [dec.procs[x] > 1 or dec.periodic[x] for x in range(nd)]
+    # The interior each dimension must hold in the order [x, y(, z)].
+    stag = f.stagger if f.stagger is not None else "cell"
+    stag = [stag] * nd if isinstance(stag, str) else list(stag)
+    ext = list(f.extent) if f.extent is not None and not isinstance(f.extent, int) else [None] * nd
+    if len(stag) != nd or len(ext) != nd:
+        return shape, strides  # refused with its own message later
+    interior = [(ext[x] or dec.local_shape[x]) + (stag[x] == "node") for x in range(nd)]
+    halo = f.halo if f.halo is not None else plan_halo
+    try:
+        hp = _per_axis_pairs("halo", halo, nd) if halo is not None else None
+        depth = [lo for lo, _ in _resolve_depth("depth", f.depth, dec)] if f.depth is not None \
+            else list(plan_depth or [0] * nd)
+    except Error:
+        return shape, strides
+    # An order other than [x, y(, z)] that fits where that one does not: say so.
+    if not _fits(shape, interior, hp, depth, swapped):
+        for perm in itertools.permutations(range(nd)):
+            if list(perm) != list(range(nd)) and _fits([shape[p] for p in perm], interior, hp,
+                                                      depth, swapped):
+                order = "".join(letters[perm.index(k)] for k in range(nd))
+                raise ArgumentError(
+                    f"{name} has shape {tuple(a.shape)}: indexed [{', '.join(letters)}] (the "
+                    f"default) it does not fit this rank's interior {tuple(interior)} with its "
+                    f"halo, but indexed [{', '.join(order)}] it does; haloswap indexes arrays "
+                    f"by grid axis [{', '.join(letters)}]: pass haloswap.Field(array, "
+                    f"axes={order!r}) (or Plan(..., axes={order!r}))")
+        return shape, strides  # refused with its own message later
+    for i in range(nd):
+        for j in range(i + 1, nd):
+            if shape[i] == shape[j] and (swapped[i] or swapped[j]):
+                raise ArgumentError(
+                    f"{name} has the same extent ({shape[i]}) on dimensions {i} and {j}, so "
+                    f"its axis order cannot be told from its shape ([{', '.join(letters)}] or "
+                    f"[{', '.join(_swap(letters, i, j))}]?); say which: "
+                    f"haloswap.Field(array, axes={letters!r}) (or "
+                    f"{''.join(_swap(letters, i, j))!r}), or Plan(..., axes={letters!r}) for "
+                    f"every array of the plan")
+    return shape, strides
+
+
+def _owners(a: np.ndarray) -> List[np.ndarray]:
+    """The array and the arrays whose memory it views."""
+    out = [a]
+    while isinstance(out[-1].base, np.ndarray):
+        out.append(out[-1].base)
+    return out
+
+
+def _swap(letters: str, i: int, j: int) -> List[str]:
+    out = list(letters)
+    out[i], out[j] = out[j], out[i]
+    return out
+
+
 class _Spec:
     """What the plan registers for one field (and checks per-swap arrays against)."""
 
-    def __init__(self, name: str, f: Field, dec: Decomposition, plan_halo):
+    def __init__(self, name: str, f: Field, dec: Decomposition, plan_halo, plan_axes=None,
+                 plan_depth=None):
         a = f.array
         _array_checks(name, a)
         nd = dec.ndims
@@ -150,6 +249,8 @@ class _Spec:
             raise ArgumentError(f"{name} has {a.ndim} dimensions; a field of a {nd}-D "
                                 f"decomposition has {nd}{extra}"
                                 f"{' (or 2: a surface field)' if nd == 3 else ''}")
+        shape, strides = _order_axes(name, f, a, dec, plan_halo, plan_axes, plan_depth, shape,
+                                     strides, comp)
         if surface:
             shape.append(1)
             strides.append(1)
@@ -314,6 +415,9 @@ class Plan(Collective):
         unchanged); ``"sweep"`` (x, y, z) or ``("sweep", (2, 0, 1))`` runs forward and reverse
         one axis after another over the full transverse extent including halos (Lare3d,
         EPOCH), after which the halos of the other axes hold partial sums.
+    axes : str, optional
+        The grid axis of each dimension of the plan's arrays (``"xyz"``, ``"zyx"``, ``"yx"``,
+        ...), for every field that does not give its own (``Field(axes=...)``).
 
     Use ``swap()``, or ``start()`` / ``test()`` / ``complete()`` around interior work, and
     ``reverse(op)`` for the reverse exchange (halo contributions combined into their owners
@@ -325,7 +429,8 @@ class Plan(Collective):
                  halo: Optional[Halo] = None, stencil: str = "box",
                  transport: Optional[str] = None,
                  options: Union[Mapping[str, Any], str, None] = None,
-                 oneway: Optional[Tuple[str, int]] = None, order: Any = "canonical"):
+                 oneway: Optional[Tuple[str, int]] = None, order: Any = "canonical",
+                 axes: Optional[str] = None):
         if not isinstance(decomp, Decomposition):
             raise ArgumentTypeError(f"decomp = {decomp!r} is not a haloswap.Decomposition")
         if decomp.closed:
@@ -365,7 +470,7 @@ class Plan(Collective):
                 raise ArgumentTypeError(f"transport = {transport!r} is not a string")
             for i, f in enumerate(fields):
                 specs.append(_Spec(f"fields[{i}]", f if isinstance(f, Field) else Field(f),
-                                   decomp, halo))
+                                   decomp, halo, axes, [lo for lo, _ in d]))
             seen: Dict[int, int] = {}
             for i, s in enumerate(specs):
                 addr = s.array.__array_interface__["data"][0]
@@ -376,26 +481,33 @@ class Plan(Collective):
         agree(decomp.comm, check)
         self._specs = specs
         self._order = order
+        # numpy refuses to resize an array something holds a weak reference to, even with
+        # refcheck=False: the registered arrays (and the arrays they view) keep their memory.
+        self._pins = [weakref.ref(x) for s in specs for x in _owners(s.array)]
+        self._core.rank = decomp.rank
         self._core.create(decomp._core, [s.tuple for s in specs], cfg["depth"],
                           _STENCIL[stencil], cfg["oneway"], cfg["oneway_axis"], transport,
                           cfg["options"], *cfg["order"])
         decomp._plans.add(self)
 
     # ------------------------------------------------------------------ swaps
-    def _given(self, arrays, who: str) -> list:
-        """Per-operation arrays, checked against the registered ones on every rank."""
+    def _given(self, arrays, who: str):
+        """(arrays as a list or None, this rank's fault in them as (status, message) or None).
+        No communication: a fault fails the operation's round in the library, which carries
+        it to the neighbours in that round (docs/design.md, "Errors during a swap")."""
+        if arrays is None:
+            return None, None
         arrays = list(arrays)
-
-        def check() -> None:
+        try:
             if len(arrays) != len(self._specs):
                 raise ArgumentError(f"{who}: arrays has {len(arrays)} entries; the plan has "
                                     f"{len(self._specs)} fields (None keeps a registered one)")
             for i, (s, b) in enumerate(zip(self._specs, arrays)):
                 if b is not None:
                     s.check_same(f"{who}: arrays[{i}]", b)
-
-        agree(self.decomposition.comm, check)
-        return arrays
+        except Error as e:
+            return [None] * len(self._specs), (e.status, e.message)
+        return arrays, None
 
     def swap(self, arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> None:
         """Swap every halo and return when all are written. ``arrays``: one array (or None:
@@ -403,13 +515,13 @@ class Plan(Collective):
         if arrays is None:
             self._core.swap()
         else:
-            self._core.swap_arrays(self._given(arrays, "Plan.swap"))
+            self._core.swap(*self._given(arrays, "Plan.swap"))
 
     def start(self, arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> "Plan":
         """Start a swap; returns at once without waiting for any neighbour. Until
         ``complete()``, neither write the interior cells next to the halo nor read the
         halo. Returns the plan (``plan.start().complete()``)."""
-        self._core.start(None if arrays is None else self._given(arrays, "Plan.start"))
+        self._core.start(*self._given(arrays, "Plan.start"))
         return self
 
     def test(self) -> bool:
@@ -429,14 +541,12 @@ class Plan(Collective):
         the rank owning the cell it mirrors and combined into it with ``op`` ("sum", "max",
         "min" or "replace"), in the plan's canonical order: bit-identical on every
         transport and run. Halo cells are left as they were."""
-        self._core.reverse(self._op(op),
-                           None if arrays is None else self._given(arrays, "Plan.reverse"))
+        self._core.reverse(*self._op_given(op, arrays, "Plan.reverse"))
 
     def reverse_start(self, op: str = "sum",
                       arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> "Plan":
         """Start a reverse exchange (see ``reverse``); finish it with ``reverse_complete``."""
-        self._core.reverse_start(self._op(op), None if arrays is None else
-                                 self._given(arrays, "Plan.reverse_start"))
+        self._core.reverse_start(*self._op_given(op, arrays, "Plan.reverse_start"))
         return self
 
     def reverse_complete(self) -> None:
@@ -447,14 +557,17 @@ class Plan(Collective):
                         arrays: Optional[Sequence[Optional[np.ndarray]]] = None) -> None:
         """``reverse(op)`` then ``swap()``: owners combine their halo contributions, then
         every halo gets the owners' results (EPIC's parcel-to-grid step)."""
-        self._core.accumulate_fill(self._op(op), None if arrays is None else
-                                   self._given(arrays, "Plan.accumulate_fill"))
+        self._core.accumulate_fill(*self._op_given(op, arrays, "Plan.accumulate_fill"))
 
-    @staticmethod
-    def _op(op: str) -> int:
-        if op not in _OPS:
-            raise ArgumentError(f"op = {op!r}, must be one of 'sum', 'max', 'min', 'replace'")
-        return _OPS[op]
+    def _op_given(self, op: str, arrays, who: str):
+        """(hs_op, arrays, fault) of a reverse: an unknown op is a fault of this rank, carried
+        in the round like the arrays' (the library's own check of op does the same)."""
+        arrays, fault = self._given(arrays, who)
+        known = isinstance(op, str) and op in _OPS
+        if not known and fault is None:
+            fault = (ArgumentError.status, f"{who}: op = {op!r}, must be one of 'sum', 'max', "
+                                           f"'min', 'replace'")
+        return _OPS[op] if known else 0, arrays, fault
 
     # ------------------------------------------------------------------ queries
     @property
@@ -501,6 +614,7 @@ class Plan(Collective):
     def free(self) -> None:
         """Collective: frees the plan and lets go of its arrays."""
         self._core.free()
+        self._pins = []
 
     def __repr__(self) -> str:
         if self.closed:

@@ -14,7 +14,7 @@ TRANSPORTS = ["p2p", "shm"]
 def run(d, specs, plan_kw, transport, reps=2):
     """specs: (Field, Geom, comp_axis) per field; fills, swaps, checks every cell."""
     require(transport)
-    with haloswap.Plan(d, [s[0] for s in specs], transport=transport, **plan_kw) as plan:
+    with haloswap.Plan(d, [s[0] for s in specs], axes="xyz"[:d.ndims], transport=transport, **plan_kw) as plan:
         for _ in range(reps):
             for f, (fld, geom, cax) in enumerate(specs):
                 fill(fld.array, geom, f, cax)
@@ -101,7 +101,7 @@ def test_oneway(comm):
             geom = Geom(d, halo=[2, 0, 0], depth=[(0, 2) if direction == "lower" else (2, 0),
                                                  0, 0])
             a = np.empty(geom.shape)
-            with haloswap.Plan(d, a, depth=(2, 0, 0), oneway=(direction, 0)) as plan:
+            with haloswap.Plan(d, a, axes="xyz"[:d.ndims], depth=(2, 0, 0), oneway=(direction, 0)) as plan:
                 fill(a, geom, 0)
                 plan.swap()
                 assert_all(check(a, geom, 0) == 0, f"oneway {direction}: wrong cells")

@@ -22,7 +22,7 @@ def test_offsets_order(comm, transport, order):
                 [(x, y) for x in (-1, 0, 1) for y in (-1, 0, 1) if x or y])]
         geom = Geom(d, halo=[2, 2], depth=[2, 1])
         arrays = [np.empty(geom.shape, dtype=t) for t in (np.float64, np.float32)]
-        with haloswap.Plan(d, arrays, depth=(2, 1), order=order, transport=transport) as plan:
+        with haloswap.Plan(d, arrays, axes="xyz"[:d.ndims], depth=(2, 1), order=order, transport=transport) as plan:
             assert plan.order is order
             for f, a in enumerate(arrays):
                 fill_reverse(a, geom, f, comm.Get_rank())
@@ -43,7 +43,7 @@ def test_sweep(comm, transport):
             order = "sweep" if axes is None else ("sweep", axes)
             geom = Geom(d, halo=list(halo), depth=list(depth))
             a = np.empty(geom.shape)
-            with haloswap.Plan(d, a, depth=depth, halo=halo, order=order, transport=transport,
+            with haloswap.Plan(d, a, axes="xyz"[:d.ndims], depth=depth, halo=halo, order=order, transport=transport,
                                options=FAST.get(transport)) as plan:
                 fill(a, geom, 0)
                 want = sweep_emulate(comm, d, a, halo, depth, axes or (0, 1, 2))
@@ -66,9 +66,9 @@ def test_bad_order(comm):
                              ([(1, 0, 0)], "offset"), ([(0, 2)], "offsets"),
                              (("sweep", (0, 0)), "repeats"), ([(1, 0)], "offset")):
             with pytest.raises(haloswap.Error) as info:
-                haloswap.Plan(d, a, order=order)
+                haloswap.Plan(d, a, axes="xyz"[:d.ndims], order=order)
             msgs = comm.allgather(str(info.value))
             assert_all(len(set(msgs)) == 1 and any(w in msgs[0].lower() for w in [words]),
                        f"{order!r}: {msgs[0]}")
         with pytest.raises(haloswap.Error):
-            haloswap.Plan(d, a, order="sweep", stencil="star")
+            haloswap.Plan(d, a, axes="xyz"[:d.ndims], order="sweep", stencil="star")

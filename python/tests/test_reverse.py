@@ -14,7 +14,7 @@ FAST = {"auto": {"rounds": 1, "swaps": 1, "candidates": "p2p+shm"}}
 
 def reverse_and_check(comm, d, geom, plan_kw, ops=OPS):
     arrays = [np.empty(geom.shape, dtype=t, order=o) for t in DTYPES for o in "CF"]
-    with haloswap.Plan(d, arrays, **plan_kw) as plan:
+    with haloswap.Plan(d, arrays, axes="xyz"[:d.ndims], **plan_kw) as plan:
         for op in ops:
             for f, a in enumerate(arrays):
                 fill_reverse(a, geom, f, comm.Get_rank())
@@ -51,7 +51,7 @@ def test_per_side_depths_star_2d(comm):
         arrays = [np.empty(geom.shape, dtype=np.float64) for _ in range(2)]
         fields = [haloswap.Field(a, halo=[(1, 2), (2, 1)], depth=[(1, 2), (2, 1)])
                   for a in arrays]
-        with haloswap.Plan(d, fields, depth=2, stencil="star") as plan:
+        with haloswap.Plan(d, fields, axes="xyz"[:d.ndims], depth=2, stencil="star") as plan:
             for f, a in enumerate(arrays):
                 fill_reverse(a, geom, f, comm.Get_rank())
             plan.reverse("sum")
@@ -66,7 +66,7 @@ def test_split_phase_and_accumulate_fill(comm):
     with haloswap.Decomposition(comm, (8, 7, 2)) as d:
         geom = Geom(d, halo=[1, 1, 0], depth=[1, 1, 0])
         a = np.empty(geom.shape)
-        with haloswap.Plan(d, a, depth=1) as plan:
+        with haloswap.Plan(d, a, axes="xyz"[:d.ndims], depth=1) as plan:
             fill_reverse(a, geom, 0, comm.Get_rank())
             plan.reverse_start("max")
             assert plan.in_progress == "reverse"
@@ -79,7 +79,7 @@ def test_split_phase_and_accumulate_fill(comm):
             want, idx = expected_reverse(geom, 0, "sum", a.dtype)
             assert_all(np.array_equal(a[idx], want), "accumulate_fill: owners")
             b = np.empty_like(a)
-            with haloswap.Plan(d, b, depth=1) as ref:
+            with haloswap.Plan(d, b, axes="xyz"[:d.ndims], depth=1) as ref:
                 b[...] = SENTINEL
                 b[idx] = want
                 ref.swap()

@@ -88,6 +88,8 @@ void hs__sweep_reverse_fail(hs_plan p, int from);
 /* Appends the stages and their peers to hs_plan_describe's text. */
 /* A failed round of every stage, carrying p's failure (src/core/fail.c's rule). */
 void hs__staged_fail(hs_plan p);
+/* fn on every stage's plan. */
+void hs__staged_each(hs_plan p, void (*fn)(hs_plan));
 void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
 uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
 /* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
@@ -166,6 +168,9 @@ void hs__fail_free(hs_plan p);
  * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
  * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
 int hs__swap_fail(hs_plan p, int code);
+/* The same for any round: the reverse (reverse != 0) or the forward one, with per-swap arrays
+ * (given != 0) or the registered ones (the Python package's checks). */
+int hs__round_fail(hs_plan p, int code, int reverse, int given);
 
 /* ---- the Fortran modules' C halves (fortran/haloswap_f.c, fortran/haloswap_geometry_f.c) */
 /* How both plan constructors end, given rc so far, pd (depth, stencil... set) and their

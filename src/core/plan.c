@@ -356,6 +356,33 @@ static int fail_here(hs_plan p, int code, bool reverse, bool given) {
 /* The Fortran module's source_data checks: source_data was given (per-swap arrays). */
 int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code, false, true); }
 
+/* The same from another binding (Python): the forward or the reverse round, given arrays or
+ * not. */
+int hs__round_fail(hs_plan p, int code, int reverse, int given) {
+  return fail_here(p, code, reverse != 0, given != 0);
+}
+
+/* Back to usable after a misuse's failed round: the plan and the plans it runs (a delegate,
+ * stages), which adopted the failure to run their rounds. */
+static void unfail(hs_plan p) {
+  p->failed = false;
+  p->round_flagged = false;
+  hs_plan d = delegate_of(p);
+  if (d) unfail(d);
+  if (p->staged) hs__staged_each(p, unfail);
+}
+
+/* A complete or test with no round started (code, hs_error_message()): refused on this rank,
+ * and the plan stays usable. Its neighbours may have started the round and wait for it, so it
+ * takes part with flags: they return this error (their halos miss its data). Where every rank
+ * made the same mistake, only flags cross and every plan stays usable. */
+static int misuse_round(hs_plan p, int code, bool reverse, bool given) {
+  hs__fail_local(p, code); /* first, so the error returned is its own, not a neighbour's */
+  int rc = fail_here(p, code, reverse, given);
+  unfail(p);
+  return rc;
+}
+
 /* A later swap of a failed plan: a failed round as well, so its neighbours learn of the
  * failure rather than wait, and HS_ERR_STATE. */
 static int failed_plan(hs_plan p, const char *who, bool reverse, bool given) {
@@ -381,13 +408,11 @@ static void *const *started_arrays(const hs_plan p) {
   return p->round_given ? (void *const *)p->round_arrays : NULL;
 }
 
-/* A call in the middle of a round (forward or reverse): the round in progress goes on as
- * started, and the failure travels from the next one. */
+/* A start in the middle of a round (forward or reverse): no round began, so it is refused on
+ * this rank alone; the round in progress goes on as started and the plan stays usable. */
 static int mid_round(hs_plan p, const char *who) {
-  hs__error(HS_ERR_STATE, "%s: a %s is already in progress on this plan", who,
-            p->in_progress ? "swap" : "reverse exchange");
-  hs__fail_local(p, HS_ERR_STATE);
-  return hs__fail_return(p);
+  return hs__error(HS_ERR_STATE, "%s: a %s is already in progress on this plan", who,
+                   p->in_progress ? "swap" : "reverse exchange");
 }
 
 /* A call of the other kind of round than the one in progress (a reverse during a swap, a
@@ -455,7 +480,7 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
     if (p->reverse_in_progress) return other_round(p, "hs_swap_test");
     if (p->failed) return failed_plan(p, "hs_swap_test", false, arrays != NULL);
     hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
-    return fail_here(p, HS_ERR_STATE, false, arrays != NULL);
+    return misuse_round(p, HS_ERR_STATE, false, arrays != NULL);
   }
   int rc = check_same_arrays(p, arrays, "hs_swap_test");
   if (rc != HS_OK) {
@@ -481,9 +506,8 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
     if (p->reverse_in_progress) return other_round(p, "hs_swap_complete");
     if (p->failed) return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
                                                   "(the plan failed: %.900s)", p->failure.msg);
-    /* Its neighbours started this round and wait for it: it takes part with flags. */
     hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
-    return fail_here(p, HS_ERR_STATE, false, arrays != NULL);
+    return misuse_round(p, HS_ERR_STATE, false, arrays != NULL);
   }
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
@@ -559,10 +583,9 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
     if (p->failed)
       return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange is in progress "
                                      "(the plan failed: %.900s)", p->failure.msg);
-    /* Its neighbours started this reverse and wait for it: it takes part with flags. */
     hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on this "
                             "plan");
-    return fail_here(p, HS_ERR_STATE, true, arrays != NULL);
+    return misuse_round(p, HS_ERR_STATE, true, arrays != NULL);
   }
   /* Wrong arrays: the reverse is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_reverse_complete");

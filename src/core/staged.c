@@ -205,6 +205,10 @@ static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) 
 
 void hs__sweep_reverse_fail(hs_plan p, int from) { fail_reverse_stages(p->staged, from, p); }
 
+void hs__staged_each(hs_plan p, void (*fn)(hs_plan)) {
+  for (int k = 0; k < p->staged->n; k++) fn(p->staged->stage[k]);
+}
+
 int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   struct hs_staged *s = p->staged;
   int rc = hs_reverse_complete(s->stage[0], arrays), k = 1;

@@ -11,6 +11,8 @@
  *   - the failed plan frees (collectively), and a fresh plan's next swap is right in every
  *     halo cell (the analytic check of tests/core/halo_check.h).
  * The reverse exchange the same way (its checks, on every transport), its later rounds reverses.
+ * A second start begins no round: it is refused on the offender alone, whose round goes on,
+ * and every plan stays usable (its later swaps succeed on every rank).
  * On nbr the other ranks pass per-swap arrays when the offender does (nbr's rule: ranks pass
  * them on the same swaps, which the offender's failed round relies on).
  * Prints the number of kinds (checks x offending ranks x layouts), like the bad-input matrix.
@@ -219,6 +221,10 @@ static void run_case(int chain, int k, int bad) {
   int ok = first_ok && freed && rc == HS_OK && bad_cells == 0 && s.rc != HS_OK &&
            s.rc == z.rc && !strcmp(s.msg, z.msg) && strncmp(s.msg, want, strlen(want)) == 0 &&
            strstr(s.msg, kneedle[k]) != NULL;
+  if (k == K_START_TWICE || k == K_REV_START_TWICE)
+    ok = first_ok && freed && rc == HS_OK && bad_cells == 0 &&
+         (rank == bad ? s.rc == HS_ERR_STATE && strstr(s.msg, kneedle[k]) != NULL
+                      : s.rc == HS_OK);
   /* Mistakes found where a round begins reach every rank that exchanges with the offender
    * in that very round: on the periodic grid, everyone. */
   int same_round = k == K_MISALIGNED || k == K_COMPLETE_NO_START || k == K_REV_MISALIGNED ||

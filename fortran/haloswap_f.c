@@ -173,13 +173,10 @@ int hs_f_fail_mark(hs_plan p, int code) {
   return hs__fail_local(p, code);
 }
 
-/* The two functions the installed drop-in sources call themselves (the MONC drop-in's bind(c)
- * interfaces): exported with the modules' symbols, unlike the other C halves. */
-#define HS_F_DROPIN_API __attribute__((visibility("default")))
 
 /* For the MONC drop-in: 1 if the plan runs the staged exchange (core option staged=1), whose
  * stage boxes its callbacks cannot take. */
-HS_F_DROPIN_API int hs_f_plan_staged(hs_plan p) { return p && (p->staged || p->core.staged); }
+int hs_f_plan_staged(hs_plan p) { return p && (p->staged || p->core.staged); }
 
 /* Calls fn once, at the start of MPI_Finalize (the delete callback of an attribute on
  * MPI_COMM_SELF): a drop-in prints the statistics of the halo states never finalised, or frees
@@ -193,7 +190,7 @@ static int hs_f_fini_cb(MPI_Comm c, int key, void *val, void *extra) {
   hs_f_fini_n = 0;
   return MPI_SUCCESS;
 }
-HS_F_DROPIN_API int hs_f_at_finalize(void (*fn)(void)) {
+int hs_f_at_finalize(void (*fn)(void)) {
   static int key = MPI_KEYVAL_INVALID;
   int known = 0;
   for (int i = 0; i < hs_f_fini_n; i++) known |= hs_f_fini_fn[i] == fn;

@@ -237,6 +237,11 @@ int hs_swap(hs_plan p, void *const *arrays); /* start + complete */
  * it ends on every transport; rma-fence, having no nonblocking fence, waits in its first
  * call for every rank's test or complete (docs/api.md). */
 int hs_swap_test(hs_plan p, void *const *arrays, int *done);
+/* Refuses the round a start would begin, for a binding's or wrapper's own argument check: the
+ * round runs with failure flags (no collective), so each neighbour's complete returns `code`
+ * and `message` instead of waiting; the plan then fails as after any failed round. reverse: the
+ * reverse round; arrays_given: per-swap arrays would have been passed. Returns `code`. */
+int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message);
 
 /* ---------------------------------------------------------------- reverse exchange */
 /* Every halo cell the plan's forward swap writes is sent back to the rank that owns the

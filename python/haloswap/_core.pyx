@@ -102,6 +102,7 @@ cdef extern from "haloswap.h" nogil:
     int hs_swap_complete(hs_plan p, void *const *arrays)
     int hs_swap(hs_plan p, void *const *arrays)
     int hs_swap_test(hs_plan p, void *const *arrays, int *done)
+    int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message)
     int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays)
     int hs_reverse_complete(hs_plan p, void *const *arrays)
     int hs_reverse(hs_plan p, hs_op op, void *const *arrays)
@@ -134,18 +135,6 @@ cdef extern from "haloswap.h" nogil:
     int hs_transport_available(MPI_Comm comm, const char *name, char *why, size_t len)
     int hs_transport_options(const char *name, char *buf, size_t len)
     size_t hs_type_size(hs_type t)
-
-# The library's internal entries for a binding's own per-swap checks (src/core/hs_core.h, as
-# the Fortran module's): the error is set as the library's last error, then the round runs
-# with failure flags, so the neighbours get it in that very round, with no collective call
-# (docs/design.md, "Errors during a swap").
-cdef extern from *:
-    """
-    int hs__error(int code, const char *fmt, ...);
-    int hs__round_fail(hs_plan p, int code, int reverse, int given);
-    """
-    int hs__error(int code, const char *fmt, ...) nogil
-    int hs__round_fail(hs_plan p, int code, int reverse, int given) nogil
 
 MAX_DIMS = HS_MAX_DIMS
 # Registered arrays' layout kept by a plan: address, ndim, then shape and strides of up to
@@ -489,13 +478,13 @@ cdef class PlanCore:
 
     cdef int _fail(self, int reverse, int given, fault, call) except -1:
         """This rank's own fault (status, message) where a round begins: the round runs with
-        failure flags (src/core/plan.c, hs__round_fail), so every neighbour raises it too, in
+        failure flags (hs_round_fail), so every neighbour raises it too, in
         this round, with no collective call; raises it here."""
         cdef int rc, code = fault[0]
         cdef bytes msg = fault[1].encode(errors="replace")
-        hs__error(code, "%s", <const char *>msg)
+        cdef const char *cmsg = msg
         with nogil:
-            rc = hs__round_fail(self.p, code, reverse, given)
+            rc = hs_round_fail(self.p, code, reverse, given, cmsg)
         return _check(rc if rc != HS_OK else code, call, self.rank)
 
     cdef int _begin(self, int which, int op, arrays, fault, call) except -1:

@@ -170,7 +170,6 @@ void hs__fail_free(hs_plan p);
 int hs__swap_fail(hs_plan p, int code);
 /* The same for any round: the reverse (reverse != 0) or the forward one, with per-swap arrays
  * (given != 0) or the registered ones (the Python package's checks). */
-int hs__round_fail(hs_plan p, int code, int reverse, int given);
 
 /* ---- the Fortran modules' C halves (fortran/haloswap_f.c, fortran/haloswap_geometry_f.c) */
 /* How both plan constructors end, given rc so far, pd (depth, stencil... set) and their

@@ -356,10 +356,12 @@ static int fail_here(hs_plan p, int code, bool reverse, bool given) {
 /* The Fortran module's source_data checks: source_data was given (per-swap arrays). */
 int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code, false, true); }
 
-/* The same from another binding (Python): the forward or the reverse round, given arrays or
- * not. */
-int hs__round_fail(hs_plan p, int code, int reverse, int given) {
-  return fail_here(p, code, reverse != 0, given != 0);
+int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message) {
+  if (!p) return hs__error(HS_ERR_ARG, "hs_round_fail: plan is NULL");
+  if (code == HS_OK)
+    return hs__error(HS_ERR_ARG, "hs_round_fail: code = HS_OK (0); a failure code is needed");
+  hs__error(code, "%s", message ? message : "hs_round_fail: the caller refused this round");
+  return fail_here(p, code, reverse != 0, arrays_given != 0);
 }
 
 /* Back to usable after a misuse's failed round: the plan and the plans it runs (a delegate,

@@ -17,11 +17,19 @@
  * Open MPI's ranks sleep only once an idle poll took HS_IDLE_BUSY_NS (its yield ran another
  * process: the cores are busy), as haloswap's own waits do (src/core/relax.c); on idle
  * cores its yield is fast and the shim changes nothing.
- * HS_IDLE_YIELD_SPINS=0 disables it. */
+ * A sleeping rank that wakes still waits for a busy process's time slice to end: the shim asks
+ * the kernel for the shortest slice (HS_IDLE_SLICE_US, default 100 us, the least Linux 6.12+
+ * grants; 0 keeps the default; older kernels ignore it), which lets a woken rank run first.
+ * HS_IDLE_YIELD_SPINS=0 disables the sleeping. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef unsigned (*hs_ucp_progress_fn)(void *worker);
 typedef int (*hs_opal_progress_fn)(void);
@@ -31,6 +39,30 @@ typedef int (*hs_opal_progress_fn)(void);
 static long hs_spins = -1;
 static __thread long hs_idle;
 static __thread int hs_busy; /* Open MPI: this wait saw a slow yield */
+
+/* struct sched_attr of sched_setattr(2) (glibc 2.36 has no wrapper). */
+typedef struct {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;
+  uint32_t util_min, util_max;
+} hs_sched_attr;
+
+/* The short slice, at load time (before MPI_Init: mpiexec's helpers and every rank). */
+__attribute__((constructor)) static void hs_short_slice(void) {
+  const char *e = getenv("HS_IDLE_SLICE_US");
+  long us = e ? strtol(e, NULL, 10) : 100;
+  hs_sched_attr a;
+  memset(&a, 0, sizeof a);
+  if (us <= 0 || syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0) != 0 ||
+      a.policy != SCHED_OTHER)
+    return;
+  a.size = sizeof a;
+  a.runtime = (uint64_t)us * 1000; /* a fair task's slice (Linux 6.12+); keeps its nice */
+  syscall(SYS_sched_setattr, 0, &a, 0);
+}
 
 /* The wrapped function: the next definition, or (MPI loaded in a local scope, e.g. under
  * Python's dlopen) the library's own. */

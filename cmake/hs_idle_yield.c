@@ -14,9 +14,6 @@
  * slack: shorter sleeps, e.g. with a 1 us slack, wake the rank before another one ran and gain
  * nothing), handing the core to a rank that has work; a rank that sleeps when idle is also
  * the one the scheduler runs first when its message arrives, before CPU-bound processes.
- * Open MPI's ranks sleep only once an idle poll took HS_IDLE_BUSY_NS (its yield ran another
- * process: the cores are busy), as haloswap's own waits do (src/core/relax.c); on idle
- * cores its yield is fast and the shim changes nothing.
  * A sleeping rank that wakes still waits for a busy process's time slice to end: the shim asks
  * the kernel for the shortest slice (HS_IDLE_SLICE_US, default 100 us, the least Linux 6.12+
  * grants; 0 keeps the default; older kernels ignore it), which lets a woken rank run first.
@@ -34,11 +31,8 @@
 typedef unsigned (*hs_ucp_progress_fn)(void *worker);
 typedef int (*hs_opal_progress_fn)(void);
 
-#define HS_IDLE_BUSY_NS 20000
-
 static long hs_spins = -1;
 static __thread long hs_idle;
-static __thread int hs_busy; /* Open MPI: this wait saw a slow yield */
 
 /* struct sched_attr of sched_setattr(2) (glibc 2.36 has no wrapper). */
 typedef struct {
@@ -86,19 +80,12 @@ static long hs_spins_get(void) {
   return s;
 }
 
-static long long hs_now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-/* One poll of the progress engine made `events` progress; sleep: idle polls may sleep. */
-static void hs_after_poll(long events, int sleep) {
+/* One poll of the progress engine made `events` progress. */
+static void hs_after_poll(long events) {
   long spins = hs_spins_get();
   if (events != 0 || spins == 0) {
     hs_idle = 0;
-    hs_busy = 0;
-  } else if (++hs_idle >= spins && sleep) {
+  } else if (++hs_idle >= spins) {
     /* sched_yield is not enough (measured 5x slower): the kernel often picks the yielder again. */
     struct timespec ts = {0, 1};
     hs_idle = 0;
@@ -114,7 +101,7 @@ unsigned ucp_worker_progress(void *worker) {
     __atomic_store_n(&real, f, __ATOMIC_RELEASE);
   }
   unsigned n = f(worker);
-  hs_after_poll(n, 1);
+  hs_after_poll(n);
   return n;
 }
 
@@ -125,9 +112,7 @@ int opal_progress(void) {
     f = (hs_opal_progress_fn)hs_real("opal_progress", "libopen-pal.so.40");
     __atomic_store_n(&real, f, __ATOMIC_RELEASE);
   }
-  long long t0 = hs_busy ? 0 : hs_now_ns();
   int n = f();
-  if (!hs_busy && n == 0 && hs_now_ns() - t0 > HS_IDLE_BUSY_NS) hs_busy = 1;
-  hs_after_poll(n, hs_busy);
+  hs_after_poll(n);
   return n;
 }

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test bench clean build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
+.PHONY: all deps build test test-loaded bench clean build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -95,6 +95,15 @@ test:
 	$(MAKE) -j 2 test-$(firstword $(MPIS)) $(addprefix python-,$(wordlist 2,$(words $(MPIS)),$(MPIS)))
 	$(MAKE) $(addprefix test-,$(wordlist 2,$(words $(MPIS)),$(MPIS))) test-asan test-smpi
 	@echo "make test: all suites passed with: $(MPIS), the sanitizer build and SimGrid SMPI"
+
+# make test on a machine whose cores are busy with other work, as on a shared login node:
+# tools/busy.c runs it beside one CPU-bound process per core and stops them when it ends
+# (docs/install.md, "A loaded machine").
+$(BUILD)/busy: tools/busy.c | deps
+	mkdir -p $(BUILD) && $(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+test-loaded: $(BUILD)/busy
+	$(BUILD)/busy -- $(MAKE) test
 
 bench: build
 	@bash bench/run-standard.sh $(BUILD) $(MPIS)

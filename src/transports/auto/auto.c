@@ -248,6 +248,15 @@ static double elapsed(hs_plan p, const auto_t *t) {
  *    budget (option budget, counted from the start of setup) is spent. */
 #define AUTO_WARM 4
 static int trial(hs_plan p, auto_t *t) {
+  /* One usable candidate: nothing to choose, so nothing to time (under load its rounds
+   * would take the whole budget). Which candidates made it is the same on every rank. */
+  int usable = 0, only = -1;
+  for (int i = 0; i < t->n; i++)
+    if (t->c[i].plan) usable++, only = i;
+  if (usable == 1) {
+    t->rounds = t->swaps = 0;
+    return only;
+  }
   double first[AUTO_MAX_CAND], firstmax[AUTO_MAX_CAND];
   for (int i = 0; i < t->n; i++) {
     first[i] = 0;
@@ -455,10 +464,14 @@ static void auto_describe(hs_plan p, char *buf, size_t len) {
     hs__appendf(buf, len, &n, "; auto: no choice made");
     return;
   }
-  hs__appendf(buf, len, &n,
-              "; auto chose %s (us per swap, faster-half mean / median [min-max] of %d rounds x "
-              "%d swaps:",
-              t->c[t->chosen].spec, t->rounds, t->swaps);
+  if (t->rounds == 0)
+    hs__appendf(buf, len, &n, "; auto chose %s (the only usable candidate, not timed:",
+                t->c[t->chosen].spec);
+  else
+    hs__appendf(buf, len, &n,
+                "; auto chose %s (us per swap, faster-half mean / median [min-max] of %d rounds "
+                "x %d swaps:",
+                t->c[t->chosen].spec, t->rounds, t->swaps);
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
@@ -466,6 +479,8 @@ static void auto_describe(hs_plan p, char *buf, size_t len) {
     else if (c->dropped > 0)
       hs__appendf(buf, len, &n, "%s %s dropped in warm-up at %.1f", i ? ";" : "", c->spec,
                   c->dropped);
+    else if (t->rounds == 0)
+      hs__appendf(buf, len, &n, "%s %s checked", i ? ";" : "", c->spec);
     else
       hs__appendf(buf, len, &n, "%s %s %.1f / %.1f [%.1f-%.1f] (%d rounds)", i ? ";" : "",
                   c->spec, c->score, c->med, c->min, c->max, c->nrounds);
@@ -487,6 +502,9 @@ static void print_report(hs_plan p, FILE *out) {
     else if (c->dropped > 0)
       fprintf(out, "  %-22s dropped in warm-up: %.1f us/swap (over 4x the best)\n", c->spec,
               c->dropped);
+    else if (t->rounds == 0)
+      fprintf(out, "  %-22s the only usable candidate: checked, not timed  <- chosen\n",
+              c->spec);
     else
       fprintf(out, "  %-22s score %10.1f us/swap, median %.1f [%.1f - %.1f] over %d rounds%s\n",
               c->spec, c->score, c->med, c->min, c->max, c->nrounds,

@@ -47,25 +47,27 @@ MODULE haloswap_epoch
   INTEGER, SAVE :: calls(3) = 0
   INTEGER, SAVE :: last = 0   ! the kept plan used last
 
-  ! A plan of do_field_mpi_with_lengths (_r4) kept for the shape it was made for: key is the
-  ! gathered table of every rank's row (grid coordinates, cells, process grid, world rank,
-  ! ng, element kind, periodicity), so a change of any rank's extents, of the communicator's
-  ! layout or of the type is a miss on every rank alike. stamp: the call that used it last.
+  ! A plan of do_field_mpi_with_lengths (_r4, _slice) kept for the shape it was made for: key
+  ! is the gathered table of every rank's row (grid coordinates, cells, process grid, world
+  ! rank, ng, element kind, periodicity, slice direction), so a change of any rank's extents,
+  ! of the communicator's layout, of the type or of the direction is a miss on every rank
+  ! alike. stamp: the call that used it last.
   TYPE :: lentry
     LOGICAL :: used = .FALSE.
-    INTEGER :: stamp = 0, serial = 0
+    INTEGER :: stamp = 0, serial = 0, plane = MPI_COMM_NULL   ! a slice's communicator
     INTEGER, ALLOCATABLE :: key(:,:)
     TYPE(haloswap_decomposition) :: d
     TYPE(halo_communication_type) :: hs
   END TYPE lentry
 
   ! At most nlengths explicit-length plans, the least recently used freed first: EPOCH's
-  ! redistribution uses one shape per type (the new split), so 4 holds a real(num) and a
-  ! real(r4) shape of two splits.
-  INTEGER, PARAMETER :: nlengths = 4
+  ! redistribution uses one shape per type and slice direction (the new split): 8 holds the
+  ! 3-D real(num) and real(r4) shapes and the three slices of one split, and some of another.
+  INTEGER, PARAMETER :: nlengths = 8
   ! A row of the gathered table: coords(3), cells(3), procs(3), then the world rank, ng, kind,
-  ! per(3), and (not part of the key) the cache's clock and signature, which must agree.
-  INTEGER, PARAMETER :: nrow_key = 15
+  ! per(3), direction, and (not part of the key) the cache's clock and signature, which must
+  ! agree.
+  INTEGER, PARAMETER :: nrow_key = 16
   TYPE(lentry), SAVE :: lplans(nlengths)
   INTEGER, SAVE :: lclock = 0, lmade = 0, lreused = 0
   REAL(KIND(1.D0)), SAVE :: lsetup = 0.0D0
@@ -109,7 +111,7 @@ CONTAINS
     INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
 
     CALL lengths_exchange(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
-        [nx_local, ny_local, nz_local], ng)
+        [nx_local, ny_local, nz_local], ng, 0)
 
   END SUBROUTINE do_field_mpi_with_lengths
 
@@ -122,7 +124,7 @@ CONTAINS
     INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
 
     CALL lengths_exchange(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
-        [nx_local, ny_local, nz_local], ng)
+        [nx_local, ny_local, nz_local], ng, 0)
 
   END SUBROUTINE do_field_mpi_with_lengths_r4
 
@@ -137,42 +139,19 @@ CONTAINS
     INTEGER, INTENT(IN) :: direction, ng
     REAL(num), DIMENSION(1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
     INTEGER, INTENT(IN) :: n1_local, n2_local
-    TYPE(haloswap_decomposition) :: d
-    TYPE(halo_communication_type) :: hs
-    TYPE(hs_mpi_comm) :: plane
-    INTEGER :: per(3), ierr, rc, axes(2), a
-    LOGICAL :: remain(3)
-    REAL(KIND(1.D0)) :: t0, t1
+    TYPE(haloswap_gfield) :: f
+    INTEGER :: cells(3)
 
-    t0 = MPI_WTIME()
     IF (ANY(SHAPE(field) /= [n1_local, n2_local] + 2 * ng)) CALL fail(k_lengths, &
         'do_field_mpi_with_lengths_slice: field is ' // TRIM(shape_text(SHAPE(field))) // &
         ' but n1_local, n2_local and ng make ' // &
         TRIM(shape_text([n1_local, n2_local] + 2 * ng)), .FALSE.)
-    per = field_periodic('do_field_mpi_with_lengths_slice')
-    ! EPOCH's Cartesian dimensions are (z, y, x); the plane keeps the two that are not
-    ! direction, and its dimension 1 is the slice's second axis.
-    axes = PACK([1, 2, 3], [1, 2, 3] /= direction)
-    DO a = 1, 3
-      remain(4 - a) = a /= direction
-    END DO
-    ! Not kept: its communicator is made per call, and a plane's ranks see other calls' planes
-    ! than the ranks of another plane, so no cache state would be the same on all of them.
-    t1 = MPI_WTIME()
-    CALL MPI_CART_SUB(comm, remain, plane%MPI_VAL, ierr)
-    CALL decomposition(d, plane, [n1_local, n2_local], per(axes), [2, 1], ierr)
-    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, [haloswap_gfield(field, [ng, ng], &
-        HALOSWAP_LAYOUT_XYZ)], [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
-    lsetup = lsetup + (MPI_WTIME() - t1)
-    lmade = lmade + 1
-    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
-    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
-    t1 = MPI_WTIME()
-    CALL finalise_halo_communication(hs, rc)
-    CALL haloswap_decomposition_free(d, rc)
-    CALL MPI_COMM_FREE(plane%MPI_VAL, ierr)
-    lsetup = lsetup + (MPI_WTIME() - t1)
-    CALL account(k_lengths, t0)
+    IF (direction < 1 .OR. direction > 3) CALL fail(k_lengths, &
+        'do_field_mpi_with_lengths_slice: direction must be 1, 2 or 3 (c_dir_x, y, z)', .FALSE.)
+    f = haloswap_gfield(field, [ng, ng], HALOSWAP_LAYOUT_XYZ)
+    cells = 0
+    cells(PACK([1, 2, 3], [1, 2, 3] /= direction)) = [n1_local, n2_local]
+    CALL lengths_exchange(f, cells, ng, direction)
 
   END SUBROUTINE do_field_mpi_with_lengths_slice
 
@@ -232,8 +211,8 @@ CONTAINS
     END DO
   END SUBROUTINE haloswap_epoch_report
 
-  !> The explicit-length exchanges' plans on this rank: made (slices included: one per call),
-  !> reused from the cache, held in it now (at most 4).
+  !> The explicit-length exchanges' plans on this rank: made, reused from the cache, held in
+  !> it now (at most 8).
   SUBROUTINE haloswap_epoch_lengths_cache(made, reused, held)
     INTEGER, INTENT(OUT) :: made, reused, held
     made = lmade
@@ -264,6 +243,8 @@ CONTAINS
     IF (.NOT. lplans(i)%used) RETURN
     CALL finalise_halo_communication(lplans(i)%hs, rc)
     CALL haloswap_decomposition_free(lplans(i)%d, rc)
+    IF (lplans(i)%plane /= MPI_COMM_NULL) CALL MPI_COMM_FREE(lplans(i)%plane, rc)
+    lplans(i)%plane = MPI_COMM_NULL
     DEALLOCATE(lplans(i)%key)
     lplans(i)%used = .FALSE.
   END SUBROUTINE free_lengths
@@ -358,29 +339,33 @@ CONTAINS
     IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
   END FUNCTION make
 
-  ! A fill of field (its haloswap_gfield) with the given extents (cells n, ghosts ng) over
-  ! EPOCH's communicator. The plan is looked up by the table every rank gathers (the one
-  ! allgather a plan for these extents needs anyway): every rank holds that table and has seen
-  ! the same calls, so all find the plan or all make it (collective); the cache's clock and
-  ! signature travel in the table and are checked to agree.
-  SUBROUTINE lengths_exchange(field, n, ng)
+  ! A fill of field (its haloswap_gfield) with the given extents (cells n per grid axis,
+  ! ghosts ng) over EPOCH's communicator, or with direction > 0 over the plane of the process
+  ! grid normal to it (n(direction) = 0). The plan is looked up by the table every rank of
+  ! EPOCH's communicator gathers (the one allgather a plan for these extents needs anyway):
+  ! every rank holds that table and has seen the same calls, so all find the plan or all make
+  ! it (collective); the cache's clock and signature travel in the table and must agree.
+  ! Slices run over p2p: the plane's communicator is a piece of a split, on which RMA windows
+  ! and OpenSHMEM cannot be made.
+  SUBROUTINE lengths_exchange(field, n, ng, direction)
     TYPE(haloswap_gfield), INTENT(IN) :: field
-    INTEGER, INTENT(IN) :: n(3), ng
+    INTEGER, INTENT(IN) :: n(3), ng, direction
     TYPE(haloswap_gfield) :: f(1)
-    TYPE(hs_mpi_comm) :: cart
+    TYPE(hs_mpi_comm) :: cart, plane
     TYPE(c_ptr), TARGET :: arrays(1)
     INTEGER, ALLOCATABLE :: table(:,:)
-    INTEGER :: ierr, i, k, per(3), world
+    INTEGER :: ierr, i, k, per(3), world, axes(2), a
+    LOGICAL :: remain(3)
     REAL(KIND(1.D0)) :: t0, t1
     t0 = MPI_WTIME()
     f(1) = field
-    CALL check_shape(f(1)%shp(1:3), n, ng, k_lengths)
+    IF (direction == 0) CALL check_shape(f(1)%shp(1:3), n, ng, k_lengths)
     IF (f(1)%kind < 0) CALL fail(k_lengths, 'do_field_mpi_with_lengths: field is not ' // &
         'contiguous (pass a whole array)', .FALSE.)
     per = field_periodic('do_field_mpi_with_lengths')
     cart%MPI_VAL = comm
     CALL MPI_COMM_RANK(MPI_COMM_WORLD, world, ierr)
-    CALL gather_table(cart, n, [3, 2, 1], [world, ng, f(1)%kind, per, lclock, &
+    CALL gather_table(cart, n, [3, 2, 1], [world, ng, f(1)%kind, per, direction, lclock, &
         signature()], table)
     lclock = lclock + 1
     IF (ANY(table(nrow_key + 1:, :) /= SPREAD(table(nrow_key + 1:, 1), 2, SIZE(table, 2)))) &
@@ -401,9 +386,23 @@ CONTAINS
         k = MINLOC(lplans(:)%stamp, 1)
         CALL free_lengths(k)
       END IF
-      CALL decomposition_of(lplans(k)%d, cart, table, per, [3, 2, 1], ierr)
-      IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, [ng, ng, ng], &
-          .TRUE., ierr, sweep_axes=[1, 2, 3])
+      IF (direction == 0) THEN
+        CALL decomposition_of(lplans(k)%d, cart, table, per, [3, 2, 1], ierr)
+        IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, &
+            [ng, ng, ng], .TRUE., ierr, sweep_axes=[1, 2, 3])
+      ELSE
+        ! EPOCH's Cartesian dimensions are (z, y, x); the plane keeps the two that are not
+        ! direction, and its dimension 1 is the slice's second axis.
+        axes = PACK([1, 2, 3], [1, 2, 3] /= direction)
+        DO a = 1, 3
+          remain(4 - a) = a /= direction
+        END DO
+        CALL MPI_CART_SUB(comm, remain, lplans(k)%plane, ierr)
+        plane%MPI_VAL = lplans(k)%plane
+        CALL decomposition(lplans(k)%d, plane, n(axes), per(axes), [2, 1], ierr)
+        IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, &
+            [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
+      END IF
       IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
       lplans(k)%used = .TRUE.
       lplans(k)%key = table(1:nrow_key, :)

@@ -35,6 +35,7 @@ program test_epoch_dropin
   type(test_options) :: opt
   type(test_grid) :: gf, gp   ! the grid with the field and with the particle periodicity
   integer :: ierr, c, t, ng, failures, checked
+  integer :: nheld   ! the plans the explicit-length cache must hold (check_lengths_cache)
   integer :: configs(3, 2, 3)  ! (axis, field/particle, configuration): periodic or not
   real(num), allocatable :: ex(:,:,:), jx(:,:,:)
   real(r4), allocatable :: a4(:,:,:)
@@ -439,7 +440,7 @@ contains
   subroutine check_lengths_cache(tname)
     character(len=*), intent(in) :: tname
     type(test_grid) :: s1, s2
-    integer :: a, a1, a3, c1, c2, c3
+    integer :: a, a1, a3, c1, c2, c3, d
     logical :: h1, h2
     a1 = 0
     a3 = 0
@@ -465,25 +466,36 @@ contains
       end if
     end if
     call haloswap_epoch_finalise   ! the cache empty
-    call lengths_case(gf, 7, .false., .true., 1, 's0 ' // tname)
-    call lengths_case(gf, 8, .false., .false., 1, 's0 again ' // tname)
-    call lengths_case(gf, 9, .false., .false., 1, 's0 a third time ' // tname)
-    call lengths_case(gf, 10, .true., .true., 2, 's0 real(r4) ' // tname)
-    if (h2) call lengths_case(s2, 11, .false., .true., 3, 's2 ' // tname)
-    if (h1) call lengths_case(s1, 12, .false., .true., 3 + count([h2]), 's1 ' // tname)
-    call lengths_case(gf, 13, .false., .false., 2 + count([h1, h2]), 's0 after s1 ' // tname)
+    nheld = 0
+    call lengths_case(gf, 7, .false., 0, .true., 's0 ' // tname)
+    call lengths_case(gf, 8, .false., 0, .false., 's0 again ' // tname)
+    call lengths_case(gf, 9, .false., 0, .false., 's0 a third time ' // tname)
+    call lengths_case(gf, 10, .true., 0, .true., 's0 real(r4) ' // tname)
+    if (h2) call lengths_case(s2, 11, .false., 0, .true., 's2 ' // tname)
+    if (h1) call lengths_case(s1, 12, .false., 0, .true., 's1 ' // tname)
+    call lengths_case(gf, 13, .false., 0, .false., 's0 after s1 ' // tname)
+    do d = 1, 3   ! the slices of s0: made, then reused
+      call lengths_case(gf, 13 + d, .false., d, .true., 's0 slice ' // tname)
+    end do
+    do d = 1, 3
+      call lengths_case(gf, 16 + d, .false., d, .false., 's0 slice again ' // tname)
+    end do
     if (h1 .and. h2) then
-      ! A fifth shape: s0 real(r4), the least recently used, goes; made again, s2 goes.
-      call lengths_case(s1, 14, .true., .true., 4, 's1 real(r4), the fifth ' // tname)
-      call lengths_case(gf, 15, .true., .true., 4, 's0 real(r4) after eviction ' // tname)
-      call lengths_case(s1, 16, .false., .false., 4, 's1 kept ' // tname)
-      call lengths_case(gf, 17, .false., .false., 4, 's0 kept ' // tname)
-      ! s2 again: made, s1 real(r4) goes.
-      call lengths_case(s2, 18, .false., .true., 4, 's2 after eviction ' // tname)
+      ! Normal to another axis than a1 (a slice normal to a1 keeps s0's extents: a reuse).
+      call lengths_case(s1, 20, .false., modulo(a1, 3) + 1, .true., 's1 slice, the eighth ' // &
+           tname)
+      ! A ninth shape: s0 real(r4), the least recently used, goes; made again, s2 goes.
+      call lengths_case(s1, 21, .true., 0, .true., 's1 real(r4), the ninth ' // tname)
+      call lengths_case(gf, 22, .true., 0, .true., 's0 real(r4) after eviction ' // tname)
+      call lengths_case(s1, 23, .false., 0, .false., 's1 kept ' // tname)
+      call lengths_case(gf, 24, .false., 0, .false., 's0 kept ' // tname)
+      ! s2 again: made, the s0 slice in x (used longest ago) goes.
+      call lengths_case(s2, 25, .false., 0, .true., 's2 after eviction ' // tname)
+      call lengths_case(gf, 26, .false., 1, .true., 's0 slice after eviction ' // tname)
     else
-      call lengths_case(gf, 15, .true., .false., 2 + count([h1, h2]), 's0 real(r4) kept ' // tname)
+      call lengths_case(gf, 22, .true., 0, .false., 's0 real(r4) kept ' // tname)
     end if
-    call lengths_case(gf, 19, .false., .false., min(4, 2 + count([h1, h2])), 's0 last ' // tname)
+    call lengths_case(gf, 27, .false., 0, .false., 's0 last ' // tname)
   end subroutine check_lengths_cache
 
   ! The last coordinate along axis a whose rank has the most cells.
@@ -509,17 +521,39 @@ contains
     call grid_set_cells(gm, a, cells)
   end function moved
 
-  ! do_field_mpi_with_lengths (single: its _r4 variant) on a fresh array of split gr, field f:
-  ! every point against the oracle; new: the call must make a plan (else reuse one), held: the
-  ! plans the cache holds after it. Counts are checked on every rank.
-  subroutine lengths_case(gr, f, single, new, held, what)
+  ! do_field_mpi_with_lengths (single: its _r4 variant; dir > 0: _slice normal to dir) on a
+  ! fresh array of split gr, field f: every point against the oracle; new: the call must make
+  ! a plan (else reuse one). The plans held after it (nheld, at most 8) are checked too, on
+  ! every rank.
+  subroutine lengths_case(gr, f, single, dir, new, what)
     type(test_grid), intent(in) :: gr
-    integer, intent(in) :: f, held
+    integer, intent(in) :: f, dir
     logical, intent(in) :: single, new
     character(len=*), intent(in) :: what
-    integer :: i, j, k, m0, u0, h0, m1, u1, h1
+    real(num), allocatable :: s2(:,:)
+    integer :: i, j, k, m0, u0, h0, m1, u1, h1, ax(2), idx(3)
     call haloswap_epoch_lengths_cache(m0, u0, h0)
-    if (single) then
+    if (new) nheld = min(nheld + 1, 8)
+    if (dir > 0) then
+      ax = pack([1, 2, 3], [1, 2, 3] /= dir)
+      allocate(s2(1-ng:gr%n(ax(1))+ng, 1-ng:gr%n(ax(2))+ng))
+      idx = 1
+      do j = lbound(s2, 2), ubound(s2, 2)
+        do i = lbound(s2, 1), ubound(s2, 1)
+          idx(ax) = [i, j]
+          s2(i, j) = initial(gr, f, [0, 0, 0], gr%coord, idx)
+        end do
+      end do
+      call do_field_mpi_with_lengths_slice(s2, dir, ng, gr%n(ax(1)), gr%n(ax(2)))
+      do j = lbound(s2, 2), ubound(s2, 2)
+        do i = lbound(s2, 1), ubound(s2, 1)
+          idx(ax) = [i, j]
+          call compare(s2(i, j), swept(gr, f, [0, 0, 0], idx, ax), idx, &
+               'do_field_mpi_with_lengths_slice, ' // what)
+        end do
+      end do
+      deallocate(s2)
+    else if (single) then
       allocate(a4(1-ng:gr%n(1)+ng, 1-ng:gr%n(2)+ng, 1-ng:gr%n(3)+ng))
       do k = 1 - ng, gr%n(3) + ng
         do j = 1 - ng, gr%n(2) + ng
@@ -547,11 +581,11 @@ contains
     end if
     call haloswap_epoch_lengths_cache(m1, u1, h1)
     checked = checked + 1
-    if (m1 - m0 /= merge(1, 0, new) .or. u1 - u0 /= merge(0, 1, new) .or. h1 /= held) then
+    if (m1 - m0 /= merge(1, 0, new) .or. u1 - u0 /= merge(0, 1, new) .or. h1 /= nheld) then
       failures = failures + 1
       write(*, '(a,i0,a,3(a,i0),a,l1,a,i0,a)') 'rank ', rank, ': plan cache after ' // what // &
            ':', ' made ', m1 - m0, ' reused ', u1 - u0, ' held ', h1, ' (want new ', new, &
-           ', held ', held, ')'
+           ', held ', nheld, ')'
     end if
   end subroutine lengths_case
 

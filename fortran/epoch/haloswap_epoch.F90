@@ -27,7 +27,7 @@ MODULE haloswap_epoch
   PRIVATE
   PUBLIC :: field_bc, do_field_mpi_with_lengths, do_field_mpi_with_lengths_r4
   PUBLIC :: do_field_mpi_with_lengths_slice, particle_periodic_bcs
-  PUBLIC :: haloswap_epoch_report, haloswap_epoch_finalise
+  PUBLIC :: haloswap_epoch_report, haloswap_epoch_finalise, haloswap_epoch_lengths_cache
 
   ! A plan kept for the current domain: a fill (field_bc) or a sum (the particle sums) of
   ! arrays with ng ghosts, with the periodicity its decomposition was made for.
@@ -46,6 +46,31 @@ MODULE haloswap_epoch
   REAL(KIND(1.D0)), SAVE :: seconds(3) = 0.0D0
   INTEGER, SAVE :: calls(3) = 0
   INTEGER, SAVE :: last = 0   ! the kept plan used last
+
+  ! A plan of do_field_mpi_with_lengths (_r4, _slice) kept for the shape it was made for: key
+  ! is the gathered table of every rank's row (grid coordinates, cells, process grid, world
+  ! rank, ng, element kind, periodicity, slice direction), so a change of any rank's extents,
+  ! of the communicator's layout, of the type or of the direction is a miss on every rank
+  ! alike. stamp: the call that used it last.
+  TYPE :: lentry
+    LOGICAL :: used = .FALSE.
+    INTEGER :: stamp = 0, serial = 0, plane = MPI_COMM_NULL   ! a slice's communicator
+    INTEGER, ALLOCATABLE :: key(:,:)
+    TYPE(haloswap_decomposition) :: d
+    TYPE(halo_communication_type) :: hs
+  END TYPE lentry
+
+  ! At most nlengths explicit-length plans, the least recently used freed first: EPOCH's
+  ! redistribution uses one shape per type and slice direction (the new split): 8 holds the
+  ! 3-D real(num) and real(r4) shapes and the three slices of one split, and some of another.
+  INTEGER, PARAMETER :: nlengths = 8
+  ! A row of the gathered table: coords(3), cells(3), procs(3), then the world rank, ng, kind,
+  ! per(3), direction, and (not part of the key) the cache's clock and signature, which must
+  ! agree.
+  INTEGER, PARAMETER :: nrow_key = 16
+  TYPE(lentry), SAVE :: lplans(nlengths)
+  INTEGER, SAVE :: lclock = 0, lmade = 0, lreused = 0
+  REAL(KIND(1.D0)), SAVE :: lsetup = 0.0D0
 
   INTERFACE
     INTEGER(c_int) FUNCTION c_swap(p, arrays) BIND(C, NAME='hs_swap')
@@ -78,15 +103,15 @@ CONTAINS
 
 
   ! The same for any extents (load balancing: arrays of the new domain, before EPOCH adopts
-  ! it): a plan made for this call and freed after it.
+  ! it), over a plan kept for the shape of every rank's arrays (lengths_exchange).
   SUBROUTINE do_field_mpi_with_lengths(field, ng, nx_local, ny_local, nz_local)
 
     INTEGER, INTENT(IN) :: ng
     REAL(num), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
     INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
 
-    CALL once(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
-        [nx_local, ny_local, nz_local], ng)
+    CALL lengths_exchange(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
+        [nx_local, ny_local, nz_local], ng, 0)
 
   END SUBROUTINE do_field_mpi_with_lengths
 
@@ -98,8 +123,8 @@ CONTAINS
     REAL(r4), DIMENSION(1-ng:,1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
     INTEGER, INTENT(IN) :: nx_local, ny_local, nz_local
 
-    CALL once(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
-        [nx_local, ny_local, nz_local], ng)
+    CALL lengths_exchange(haloswap_gfield(field, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ), &
+        [nx_local, ny_local, nz_local], ng, 0)
 
   END SUBROUTINE do_field_mpi_with_lengths_r4
 
@@ -114,35 +139,19 @@ CONTAINS
     INTEGER, INTENT(IN) :: direction, ng
     REAL(num), DIMENSION(1-ng:,1-ng:), INTENT(INOUT), TARGET :: field
     INTEGER, INTENT(IN) :: n1_local, n2_local
-    TYPE(haloswap_decomposition) :: d
-    TYPE(halo_communication_type) :: hs
-    TYPE(hs_mpi_comm) :: plane
-    INTEGER :: per(3), ierr, rc, axes(2), a
-    LOGICAL :: remain(3)
-    REAL(KIND(1.D0)) :: t0
+    TYPE(haloswap_gfield) :: f
+    INTEGER :: cells(3)
 
-    t0 = MPI_WTIME()
     IF (ANY(SHAPE(field) /= [n1_local, n2_local] + 2 * ng)) CALL fail(k_lengths, &
         'do_field_mpi_with_lengths_slice: field is ' // TRIM(shape_text(SHAPE(field))) // &
         ' but n1_local, n2_local and ng make ' // &
         TRIM(shape_text([n1_local, n2_local] + 2 * ng)), .FALSE.)
-    per = field_periodic('do_field_mpi_with_lengths_slice')
-    ! EPOCH's Cartesian dimensions are (z, y, x); the plane keeps the two that are not
-    ! direction, and its dimension 1 is the slice's second axis.
-    axes = PACK([1, 2, 3], [1, 2, 3] /= direction)
-    DO a = 1, 3
-      remain(4 - a) = a /= direction
-    END DO
-    CALL MPI_CART_SUB(comm, remain, plane%MPI_VAL, ierr)
-    CALL decomposition(d, plane, [n1_local, n2_local], per(axes), [2, 1], ierr)
-    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, [haloswap_gfield(field, [ng, ng], &
-        HALOSWAP_LAYOUT_XYZ)], [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
-    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
-    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
-    CALL finalise_halo_communication(hs, rc)
-    CALL haloswap_decomposition_free(d, rc)
-    CALL MPI_COMM_FREE(plane%MPI_VAL, ierr)
-    CALL account(k_lengths, t0)
+    IF (direction < 1 .OR. direction > 3) CALL fail(k_lengths, &
+        'do_field_mpi_with_lengths_slice: direction must be 1, 2 or 3 (c_dir_x, y, z)', .FALSE.)
+    f = haloswap_gfield(field, [ng, ng], HALOSWAP_LAYOUT_XYZ)
+    cells = 0
+    cells(PACK([1, 2, 3], [1, 2, 3] /= direction)) = [n1_local, n2_local]
+    CALL lengths_exchange(f, cells, ng, direction)
 
   END SUBROUTINE do_field_mpi_with_lengths_slice
 
@@ -190,18 +199,55 @@ CONTAINS
     IF (last > 0) t = haloswap_selected_transport(plans(last)%hs)
     DO i = 1, 3
       IF (calls(i) == 0) CYCLE
-      WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
-          TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
+      IF (i == k_lengths) THEN
+        WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5,a,i0,a,i0,a,es11.5)') 'haloswap_epoch: rank ', &
+            rank, ' ', TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), &
+            ' seconds ', seconds(i), ' plans made ', lmade, ' reused ', lreused, &
+            ' setup seconds ', lsetup
+      ELSE
+        WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
+            TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
+      END IF
     END DO
   END SUBROUTINE haloswap_epoch_report
 
-  !> Frees every kept plan (collective) and zeroes the statistics; the next call makes them
-  !> again (for another HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
+  !> The explicit-length exchanges' plans on this rank: made, reused from the cache, held in
+  !> it now (at most 8).
+  SUBROUTINE haloswap_epoch_lengths_cache(made, reused, held)
+    INTEGER, INTENT(OUT) :: made, reused, held
+    made = lmade
+    reused = lreused
+    held = COUNT(lplans(:)%used)
+  END SUBROUTINE haloswap_epoch_lengths_cache
+
+  !> Frees every kept plan (collective), the explicit-length ones too, and zeroes the
+  !> statistics; the next call makes them again (for another HALOSWAP_TRANSPORT). Also run at
+  !> MPI_FINALIZE.
   SUBROUTINE haloswap_epoch_finalise
+    INTEGER :: i
     CALL free_kept
+    DO i = 1, nlengths
+      CALL free_lengths(i)
+    END DO
     seconds = 0.0D0
     calls = 0
+    lclock = 0
+    lmade = 0
+    lreused = 0
+    lsetup = 0.0D0
   END SUBROUTINE haloswap_epoch_finalise
+
+  SUBROUTINE free_lengths(i)
+    INTEGER, INTENT(IN) :: i
+    INTEGER :: rc
+    IF (.NOT. lplans(i)%used) RETURN
+    CALL finalise_halo_communication(lplans(i)%hs, rc)
+    CALL haloswap_decomposition_free(lplans(i)%d, rc)
+    IF (lplans(i)%plane /= MPI_COMM_NULL) CALL MPI_COMM_FREE(lplans(i)%plane, rc)
+    lplans(i)%plane = MPI_COMM_NULL
+    DEALLOCATE(lplans(i)%key)
+    lplans(i)%used = .FALSE.
+  END SUBROUTINE free_lengths
 
   SUBROUTINE free_kept
     INTEGER :: i, rc
@@ -293,32 +339,94 @@ CONTAINS
     IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
   END FUNCTION make
 
-  ! A fill of field (its haloswap_gfield) with the given extents: a plan made, used once and
-  ! freed (collective).
-  SUBROUTINE once(field, n, ng)
+  ! A fill of field (its haloswap_gfield) with the given extents (cells n per grid axis,
+  ! ghosts ng) over EPOCH's communicator, or with direction > 0 over the plane of the process
+  ! grid normal to it (n(direction) = 0). The plan is looked up by the table every rank of
+  ! EPOCH's communicator gathers (the one allgather a plan for these extents needs anyway):
+  ! every rank holds that table and has seen the same calls, so all find the plan or all make
+  ! it (collective); the cache's clock and signature travel in the table and must agree.
+  ! Slices run over p2p: the plane's communicator is a piece of a split, on which RMA windows
+  ! and OpenSHMEM cannot be made.
+  SUBROUTINE lengths_exchange(field, n, ng, direction)
     TYPE(haloswap_gfield), INTENT(IN) :: field
-    INTEGER, INTENT(IN) :: n(3), ng
+    INTEGER, INTENT(IN) :: n(3), ng, direction
     TYPE(haloswap_gfield) :: f(1)
-    TYPE(haloswap_decomposition) :: d
-    TYPE(halo_communication_type) :: hs
-    TYPE(hs_mpi_comm) :: cart
-    INTEGER :: ierr, rc
-    REAL(KIND(1.D0)) :: t0
+    TYPE(hs_mpi_comm) :: cart, plane
+    TYPE(c_ptr), TARGET :: arrays(1)
+    INTEGER, ALLOCATABLE :: table(:,:)
+    INTEGER :: ierr, i, k, per(3), world, axes(2), a
+    LOGICAL :: remain(3)
+    REAL(KIND(1.D0)) :: t0, t1
     t0 = MPI_WTIME()
     f(1) = field
-    CALL check_shape(f(1)%shp(1:3), n, ng, k_lengths)
+    IF (direction == 0) CALL check_shape(f(1)%shp(1:3), n, ng, k_lengths)
     IF (f(1)%kind < 0) CALL fail(k_lengths, 'do_field_mpi_with_lengths: field is not ' // &
         'contiguous (pass a whole array)', .FALSE.)
+    per = field_periodic('do_field_mpi_with_lengths')
     cart%MPI_VAL = comm
-    CALL decomposition(d, cart, n, field_periodic('do_field_mpi_with_lengths'), [3, 2, 1], ierr)
-    IF (ierr == 0) CALL haloswap_geometry_init(hs, d, f, [ng, ng, ng], .TRUE., ierr, &
-        sweep_axes=[1, 2, 3])
-    IF (ierr == 0) ierr = c_swap(hs%plan, c_null_ptr)
-    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
-    CALL finalise_halo_communication(hs, rc)
-    CALL haloswap_decomposition_free(d, rc)
+    CALL MPI_COMM_RANK(MPI_COMM_WORLD, world, ierr)
+    CALL gather_table(cart, n, [3, 2, 1], [world, ng, f(1)%kind, per, direction, lclock, &
+        signature()], table)
+    lclock = lclock + 1
+    IF (ANY(table(nrow_key + 1:, :) /= SPREAD(table(nrow_key + 1:, 1), 2, SIZE(table, 2)))) &
+        CALL fail(k_lengths, 'do_field_mpi_with_lengths: the ranks'' plan caches differ ' // &
+        '(a call made on some of the communicator''s ranks only)', .TRUE.)
+    k = 0
+    DO i = 1, nlengths
+      IF (.NOT. lplans(i)%used) CYCLE
+      IF (SIZE(lplans(i)%key, 2) /= SIZE(table, 2)) CYCLE
+      IF (ALL(lplans(i)%key == table(1:nrow_key, :))) k = i
+    END DO
+    IF (k > 0) THEN
+      lreused = lreused + 1
+    ELSE
+      t1 = MPI_WTIME()
+      k = MINLOC(lplans(:)%stamp, 1, .NOT. lplans(:)%used)
+      IF (k == 0) THEN   ! full: the least recently used goes (on every rank: same clocks)
+        k = MINLOC(lplans(:)%stamp, 1)
+        CALL free_lengths(k)
+      END IF
+      IF (direction == 0) THEN
+        CALL decomposition_of(lplans(k)%d, cart, table, per, [3, 2, 1], ierr)
+        IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, &
+            [ng, ng, ng], .TRUE., ierr, sweep_axes=[1, 2, 3])
+      ELSE
+        ! EPOCH's Cartesian dimensions are (z, y, x); the plane keeps the two that are not
+        ! direction, and its dimension 1 is the slice's second axis.
+        axes = PACK([1, 2, 3], [1, 2, 3] /= direction)
+        DO a = 1, 3
+          remain(4 - a) = a /= direction
+        END DO
+        CALL MPI_CART_SUB(comm, remain, lplans(k)%plane, ierr)
+        plane%MPI_VAL = lplans(k)%plane
+        CALL decomposition(lplans(k)%d, plane, n(axes), per(axes), [2, 1], ierr)
+        IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, &
+            [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
+      END IF
+      IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
+      lplans(k)%used = .TRUE.
+      lplans(k)%key = table(1:nrow_key, :)
+      lmade = lmade + 1
+      lplans(k)%serial = lclock
+      CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
+      IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .FALSE.)
+      lsetup = lsetup + (MPI_WTIME() - t1)
+    END IF
+    lplans(k)%stamp = lclock
+    arrays(1) = f(1)%data
+    ierr = c_swap(lplans(k)%hs%plan, c_loc(arrays))
+    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .FALSE.)
     CALL account(k_lengths, t0)
-  END SUBROUTINE once
+  END SUBROUTINE lengths_exchange
+
+  ! The cache's content as one number: which serial sits in which slot.
+  INTEGER FUNCTION signature()
+    INTEGER :: i
+    signature = 0
+    DO i = 1, nlengths
+      IF (lplans(i)%used) signature = signature + i * MODULO(lplans(i)%serial, 100003)
+    END DO
+  END FUNCTION signature
 
   ! The decomposition of the Cartesian communicator cart (EPOCH's, or a plane of it) whose
   ! ranks have cells(:) each, periodic where per(a) /= 0; order(k): the grid axis of cart's
@@ -329,24 +437,50 @@ CONTAINS
     TYPE(hs_mpi_comm), INTENT(IN) :: cart
     INTEGER, INTENT(IN) :: cells(:), per(:), order(:)
     INTEGER, INTENT(OUT) :: ierr
-    INTEGER :: nd, k, r, np, dims(3), coords(3), mine(6), glob(3), procs(3)
+    INTEGER, ALLOCATABLE :: table(:,:)
+    CALL gather_table(cart, cells, order, [INTEGER ::], table)
+    CALL decomposition_of(d, cart, table, per, order, ierr)
+  END SUBROUTINE decomposition
+
+  ! Every rank's row, in cart's rank order: its grid coordinates, cells and the process grid
+  ! (3 each, grid axes, zero past SIZE(cells)), then extra(:).
+  SUBROUTINE gather_table(cart, cells, order, extra, table)
+    TYPE(hs_mpi_comm), INTENT(IN) :: cart
+    INTEGER, INTENT(IN) :: cells(:), order(:), extra(:)
+    INTEGER, ALLOCATABLE, INTENT(OUT) :: table(:,:)
+    INTEGER :: nd, k, np, ierr, dims(3), coords(3)
+    INTEGER, ALLOCATABLE :: mine(:)
     LOGICAL :: periods(3)
-    INTEGER, ALLOCATABLE :: every(:,:), ranges(:,:)
     nd = SIZE(cells)
     CALL MPI_CART_GET(cart%MPI_VAL, nd, dims, periods, coords, ierr)
     np = PRODUCT(dims(1:nd))
+    ALLOCATE(mine(9 + SIZE(extra)), table(9 + SIZE(extra), np))
     mine = 0
     DO k = 1, nd
       mine(order(k)) = coords(k)
       mine(3 + order(k)) = cells(order(k))
-      procs(order(k)) = dims(k)
+      mine(6 + order(k)) = dims(k)
     END DO
-    ALLOCATE(every(6, np), ranges(MAXVAL(procs(1:nd)), 3))
-    CALL MPI_ALLGATHER(mine, 6, MPI_INTEGER, every, 6, MPI_INTEGER, cart%MPI_VAL, ierr)
+    mine(10:) = extra
+    CALL MPI_ALLGATHER(mine, SIZE(mine), MPI_INTEGER, table, SIZE(mine), MPI_INTEGER, &
+        cart%MPI_VAL, ierr)
+  END SUBROUTINE gather_table
+
+  ! The decomposition of cart from its gathered table (gather_table).
+  SUBROUTINE decomposition_of(d, cart, table, per, order, ierr)
+    TYPE(haloswap_decomposition), INTENT(INOUT) :: d
+    TYPE(hs_mpi_comm), INTENT(IN) :: cart
+    INTEGER, INTENT(IN) :: table(:,:), per(:), order(:)
+    INTEGER, INTENT(OUT) :: ierr
+    INTEGER :: nd, k, r, glob(3), procs(3)
+    INTEGER, ALLOCATABLE :: ranges(:,:)
+    nd = SIZE(order)
+    procs(1:nd) = table(7:6 + nd, 1)
+    ALLOCATE(ranges(MAXVAL(procs(1:nd)), 3))
     ranges = 0
-    DO r = 1, np
+    DO r = 1, SIZE(table, 2)
       DO k = 1, nd
-        ranges(every(k, r) + 1, k) = every(3 + k, r)
+        ranges(table(k, r) + 1, k) = table(3 + k, r)
       END DO
     END DO
     DO k = 1, nd
@@ -361,7 +495,7 @@ CONTAINS
           periodic=per, axis_order=order, ranges_x=ranges(1:procs(1), 1), &
           ranges_y=ranges(1:procs(2), 2))
     END IF
-  END SUBROUTINE decomposition
+  END SUBROUTINE decomposition_of
 
   SUBROUTINE account(what, t0)
     INTEGER, INTENT(IN) :: what

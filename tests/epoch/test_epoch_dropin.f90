@@ -11,7 +11,11 @@
 !!   ng, zero added where nothing is received; ghosts zeroed with a species), bit for bit, on
 !!   values whose sums round differently in any other order;
 !! - load balancing: do_field_mpi_with_lengths on arrays of a new split, then field_bc after
-!!   EPOCH adopts it (the kept exchanges are made again) and after it goes back.
+!!   EPOCH adopts it (the kept exchanges are made again) and after it goes back;
+!! - the explicit-length exchanges' plan cache: repeats of a shape reuse its plan, another
+!!   type, another split, a split that changes some ranks' extents only (the others pass the
+!!   lengths of a kept plan: every rank must still make a new one), eviction of the least
+!!   recently used beyond 4; every call's points against the oracle, the counts on every rank.
 !! Three configurations: everything periodic, everything walled, and mixed (x periodic; y
 !! particles periodic but fields not; z walled). The default transport on all three, every
 !! registered transport on one, rotating with the rank count (slices and load balancing with
@@ -31,6 +35,7 @@ program test_epoch_dropin
   type(test_options) :: opt
   type(test_grid) :: gf, gp   ! the grid with the field and with the particle periodicity
   integer :: ierr, c, t, ng, failures, checked
+  integer :: nheld   ! the plans the explicit-length cache must hold (check_lengths_cache)
   integer :: configs(3, 2, 3)  ! (axis, field/particle, configuration): periodic or not
   real(num), allocatable :: ex(:,:,:), jx(:,:,:)
   real(r4), allocatable :: a4(:,:,:)
@@ -63,6 +68,7 @@ program test_epoch_dropin
       if (opt%transport(t) == 'p2p' .or. opt%ntransport == 1) then
         call check_slices(trim(opt%transport(t)))
         call check_balance(trim(opt%transport(t)))
+        call check_lengths_cache(trim(opt%transport(t)))
       end if
       call haloswap_epoch_finalise
     end do
@@ -428,6 +434,163 @@ contains
     call expect3(gf, ex, 6, 'field_bc back on the old split (' // tname // ')')
     deallocate(ex)
   end subroutine check_balance
+
+  ! The explicit-length plans' cache (at most 4, least recently used out), from empty: the
+  ! shapes of the current split s0, s1 (along the first split axis, a cell from the rank with
+  ! the most cells to another) and s2 (along an axis split in three or more, a cell from the
+  ! rank with the most to a third rank: the remaining ranks keep s0's extents; without such an
+  ! axis, s1's move reversed), in real(num) and real(r4).
+  subroutine check_lengths_cache(tname)
+    character(len=*), intent(in) :: tname
+    type(test_grid) :: s1, s2
+    integer :: a, a1, a3, c1, c2, c3, d
+    logical :: h1, h2
+    a1 = 0
+    a3 = 0
+    do a = 3, 1, -1
+      if (gf%procs(a) >= 2 .and. maxval(gf%cells(0:gf%procs(a) - 1, a)) > ng) a1 = a
+      if (gf%procs(a) >= 3 .and. maxval(gf%cells(0:gf%procs(a) - 1, a)) > ng) a3 = a
+    end do
+    h1 = a1 > 0
+    h2 = a3 > 0
+    if (h1) then
+      c1 = most(a1)
+      c2 = merge(1, 0, c1 == 0)
+      s1 = moved(gf, a1, c1, c2)
+      if (a3 > 0) then
+        c1 = most(a3)
+        do c3 = 0, 2   ! neither the donor nor, on s1's axis, s1's receiver
+          if (c3 /= c1 .and. (a3 /= a1 .or. c3 /= c2)) exit
+        end do
+        s2 = moved(gf, a3, c1, c3)
+      else if (gf%cells(c2, a1) > ng) then
+        h2 = .true.
+        s2 = moved(gf, a1, c2, c1)
+      end if
+    end if
+    call haloswap_epoch_finalise   ! the cache empty
+    nheld = 0
+    call lengths_case(gf, 7, .false., 0, .true., 's0 ' // tname)
+    call lengths_case(gf, 8, .false., 0, .false., 's0 again ' // tname)
+    call lengths_case(gf, 9, .false., 0, .false., 's0 a third time ' // tname)
+    call lengths_case(gf, 10, .true., 0, .true., 's0 real(r4) ' // tname)
+    if (h2) call lengths_case(s2, 11, .false., 0, .true., 's2 ' // tname)
+    if (h1) call lengths_case(s1, 12, .false., 0, .true., 's1 ' // tname)
+    call lengths_case(gf, 13, .false., 0, .false., 's0 after s1 ' // tname)
+    do d = 1, 3   ! the slices of s0: made, then reused
+      call lengths_case(gf, 13 + d, .false., d, .true., 's0 slice ' // tname)
+    end do
+    do d = 1, 3
+      call lengths_case(gf, 16 + d, .false., d, .false., 's0 slice again ' // tname)
+    end do
+    if (h1 .and. h2) then
+      ! Normal to another axis than a1 (a slice normal to a1 keeps s0's extents: a reuse).
+      call lengths_case(s1, 20, .false., modulo(a1, 3) + 1, .true., 's1 slice, the eighth ' // &
+           tname)
+      ! A ninth shape: s0 real(r4), the least recently used, goes; made again, s2 goes.
+      call lengths_case(s1, 21, .true., 0, .true., 's1 real(r4), the ninth ' // tname)
+      call lengths_case(gf, 22, .true., 0, .true., 's0 real(r4) after eviction ' // tname)
+      call lengths_case(s1, 23, .false., 0, .false., 's1 kept ' // tname)
+      call lengths_case(gf, 24, .false., 0, .false., 's0 kept ' // tname)
+      ! s2 again: made, the s0 slice in x (used longest ago) goes.
+      call lengths_case(s2, 25, .false., 0, .true., 's2 after eviction ' // tname)
+      call lengths_case(gf, 26, .false., 1, .true., 's0 slice after eviction ' // tname)
+    else
+      call lengths_case(gf, 22, .true., 0, .false., 's0 real(r4) kept ' // tname)
+    end if
+    call lengths_case(gf, 27, .false., 0, .false., 's0 last ' // tname)
+  end subroutine check_lengths_cache
+
+  ! The last coordinate along axis a whose rank has the most cells.
+  integer function most(a)
+    integer, intent(in) :: a
+    integer :: c
+    most = 0
+    do c = 1, gf%procs(a) - 1
+      if (gf%cells(c, a) >= gf%cells(most, a)) most = c
+    end do
+  end function most
+
+  ! gr with one cell moved from coordinate from to coordinate to along axis a.
+  function moved(gr, a, from, to) result(gm)
+    type(test_grid), intent(in) :: gr
+    integer, intent(in) :: a, from, to
+    type(test_grid) :: gm
+    integer :: cells(0:63)
+    gm = gr
+    cells(0:gr%procs(a) - 1) = gr%cells(0:gr%procs(a) - 1, a)
+    cells(from) = cells(from) - 1
+    cells(to) = cells(to) + 1
+    call grid_set_cells(gm, a, cells)
+  end function moved
+
+  ! do_field_mpi_with_lengths (single: its _r4 variant; dir > 0: _slice normal to dir) on a
+  ! fresh array of split gr, field f: every point against the oracle; new: the call must make
+  ! a plan (else reuse one). The plans held after it (nheld, at most 8) are checked too, on
+  ! every rank.
+  subroutine lengths_case(gr, f, single, dir, new, what)
+    type(test_grid), intent(in) :: gr
+    integer, intent(in) :: f, dir
+    logical, intent(in) :: single, new
+    character(len=*), intent(in) :: what
+    real(num), allocatable :: s2(:,:)
+    integer :: i, j, k, m0, u0, h0, m1, u1, h1, ax(2), idx(3)
+    call haloswap_epoch_lengths_cache(m0, u0, h0)
+    if (new) nheld = min(nheld + 1, 8)
+    if (dir > 0) then
+      ax = pack([1, 2, 3], [1, 2, 3] /= dir)
+      allocate(s2(1-ng:gr%n(ax(1))+ng, 1-ng:gr%n(ax(2))+ng))
+      idx = 1
+      do j = lbound(s2, 2), ubound(s2, 2)
+        do i = lbound(s2, 1), ubound(s2, 1)
+          idx(ax) = [i, j]
+          s2(i, j) = initial(gr, f, [0, 0, 0], gr%coord, idx)
+        end do
+      end do
+      call do_field_mpi_with_lengths_slice(s2, dir, ng, gr%n(ax(1)), gr%n(ax(2)))
+      do j = lbound(s2, 2), ubound(s2, 2)
+        do i = lbound(s2, 1), ubound(s2, 1)
+          idx(ax) = [i, j]
+          call compare(s2(i, j), swept(gr, f, [0, 0, 0], idx, ax), idx, &
+               'do_field_mpi_with_lengths_slice, ' // what)
+        end do
+      end do
+      deallocate(s2)
+    else if (single) then
+      allocate(a4(1-ng:gr%n(1)+ng, 1-ng:gr%n(2)+ng, 1-ng:gr%n(3)+ng))
+      do k = 1 - ng, gr%n(3) + ng
+        do j = 1 - ng, gr%n(2) + ng
+          do i = 1 - ng, gr%n(1) + ng
+            a4(i, j, k) = real(initial(gr, f, [0, 0, 0], gr%coord, [i, j, k]), r4)
+          end do
+        end do
+      end do
+      call do_field_mpi_with_lengths_r4(a4, ng, gr%n(1), gr%n(2), gr%n(3))
+      do k = 1 - ng, gr%n(3) + ng
+        do j = 1 - ng, gr%n(2) + ng
+          do i = 1 - ng, gr%n(1) + ng
+            call compare(real(a4(i, j, k), num), real(real(swept(gr, f, [0, 0, 0], [i, j, k], &
+                 [1, 2, 3]), r4), num), [i, j, k], 'do_field_mpi_with_lengths_r4, ' // what)
+          end do
+        end do
+      end do
+      deallocate(a4)
+    else
+      allocate(ex(1-ng:gr%n(1)+ng, 1-ng:gr%n(2)+ng, 1-ng:gr%n(3)+ng))
+      call fill3(gr, ex, f)
+      call do_field_mpi_with_lengths(ex, ng, gr%n(1), gr%n(2), gr%n(3))
+      call expect3(gr, ex, f, 'do_field_mpi_with_lengths, ' // what)
+      deallocate(ex)
+    end if
+    call haloswap_epoch_lengths_cache(m1, u1, h1)
+    checked = checked + 1
+    if (m1 - m0 /= merge(1, 0, new) .or. u1 - u0 /= merge(0, 1, new) .or. h1 /= nheld) then
+      failures = failures + 1
+      write(*, '(a,i0,a,3(a,i0),a,l1,a,i0,a)') 'rank ', rank, ': plan cache after ' // what // &
+           ':', ' made ', m1 - m0, ' reused ', u1 - u0, ' held ', h1, ' (want new ', new, &
+           ', held ', nheld, ')'
+    end if
+  end subroutine lengths_case
 
   ! Each must stop the run with haloswap_epoch's message (CTest matches it).
   subroutine error_case(which)

@@ -9,6 +9,9 @@
 # the exclusive exchange timer (xtimer.c) on the routines of EPOCH's boundary module that other
 # files call for field halos and current sums (ep_spec), and EPOCH's own "runtime of core".
 # HS_EPOCH_DEFINE (default empty: the triangle shape, ng = 5) is passed as EPOCH's DEFINE.
+# HS_EPOCH_DENSITY (default dens: uniform) replaces the species' number_density, e.g.
+# 'if(z lt 4.6875e4, 0, dens)' (no particles in the lowest quarter in z): EPOCH's pre-load
+# balance then moves the split, and load balancing's exchanges (do_field_mpi_with_lengths) run.
 # shellcheck source=sdf.sh
 . "$HS_CHECK_ROOT/tools/real-code/sdf.sh"
 ep_deck=$HS_CHECK_ROOT/tools/real-code/epoch/input.deck.in
@@ -16,6 +19,7 @@ sdf_ranks="1 2 4 8"
 ep_n=${HS_EPOCH_N:-24}
 ep_steps=${HS_EPOCH_STEPS:-40}
 ep_define=${HS_EPOCH_DEFINE:-}
+ep_density=${HS_EPOCH_DENSITY:-dens}
 for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
   if [ ! -f "$HS_CHECK_SRC/$f" ]; then
     echo "epoch: $HS_CHECK_SRC/$f missing (an EPOCH checkout with its SDF submodule:" \
@@ -51,7 +55,8 @@ ep_run() {
   local dir=$1 mpi=$2 n=$3 bc=$4
   shift 4
   rm -rf "$dir/epoch3d/Data" && mkdir "$dir/epoch3d/Data" &&
-    sed -e "s/@N@/$ep_n/g; s/@STEPS@/$ep_steps/; s/@BC@/$bc/g; s/@P[XYZ]@/0/g" "$ep_deck" \
+    sed -e "s/@N@/$ep_n/g; s/@STEPS@/$ep_steps/; s/@BC@/$bc/g; s/@P[XYZ]@/0/g" \
+      -e "s|^  number_density = dens\$|  number_density = $ep_density|" "$ep_deck" \
       >"$dir/epoch3d/Data/input.deck" || return 1
   # shellcheck disable=SC2046
   (cd "$dir/epoch3d" && echo Data | env $(sdf_launch_env "$mpi") "$@" $(hs_mpiexec "$mpi") \

@@ -37,13 +37,13 @@ hs_mpiexec() {
   esac
 }
 
-# hs_nc_bitdiff: the path of nc_bitdiff (tools/real-code/nc_bitdiff.c: every variable of two
+# hs_nc_bitdiff: the path of nc_bitdiff (tools/real-code/nc_bitdiff.c: the root-group variables of two
 # netCDF files compared bit for bit), compiled into the scratch directory when missing or older.
 hs_nc_bitdiff() {
   local src=$HS_CHECK_ROOT/tools/real-code/nc_bitdiff.c bin=$HS_CHECK_WORK/nc_bitdiff
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     mkdir -p "$HS_CHECK_WORK"
-    cc -O2 -o "$bin" "$src" -lnetcdf >&2 ||
+    cc -O2 -Wall -o "$bin" "$src" -lnetcdf -lm >&2 ||
       { echo "check-real-code: cannot build $src (netCDF's C headers: libnetcdf-dev)" >&2; exit 2; }
   fi
   echo "$bin"

@@ -53,8 +53,8 @@ else
 fi
 
 if [ "$HS_CHECK_LIST" = 1 ]; then
-  # measured (docs/epic.md, "Check it on your own case"): a build (EPIC's serial make, with its
-  # unit tests), a unit-test launch, a Robert run at 32^3 for 150 s, loaded 2-core machine
+  # estimated, not measured here (docs/epic.md, "Check it on your own case"): the default
+  # MPICH matrix took a tester 30 minutes; a build is EPIC's serial make with its unit tests
   echo "epic check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
     # shellcheck disable=SC2046
@@ -74,7 +74,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     fi
     [ "$HS_CHECK_BENCH" -eq 0 ] || hs_list_runs "bench ($HS_CHECK_BENCH rounds)" 2 $(((nt + 1) * HS_CHECK_BENCH + 1)) 30
   done
-  hs_list_end "EPIC: ~420 s a build, ~4 s a unit-test launch, ~40 s a Robert run on a loaded 2-core VM"
+  hs_list_end "EPIC, estimated: ~420 s a build, ~4 s a unit-test launch, ~40 s a Robert run"
 fi
 [ -f "$HS_CHECK_SRC/src/3d/fields/field_mpi.f90" ] && [ -x "$HS_CHECK_SRC/bootstrap" ] ||
   hs_die "$HS_CHECK_SRC is not an EPIC checkout (no src/3d/fields/field_mpi.f90, bootstrap)"

@@ -7,7 +7,7 @@
 # configuration (--input NAME.mcf, its grid and time kept; --time sets termination_time); both
 # with the IO server and SOCRATES off, reproducible random noise and the checkpoint written to
 # dump.nc. With --bench N, each row also gives MONC's own "timestepping" time, the median of N
-# runs. Needs fcm (FCM=/path/to/fcm/bin/fcm, or fcm on PATH) and what docs/monc.md lists.
+# runs. Needs fcm (FCM=/path/to/fcm/bin/fcm, or Debian's fcm) and what docs/monc.md lists.
 
 hs_options monc --input --time
 monc_mcf=$(hs_input '*.mcf')
@@ -22,7 +22,7 @@ fi
   hs_die "--time '$HS_CHECK_TIME': model seconds, a positive number"
 monc_time=${HS_CHECK_TIME:-$([ -n "$monc_mcf" ] || echo 20)}
 if [ "$HS_CHECK_LIST" = 1 ]; then
-  # measured (docs/monc.md): a build about 3 min; a stratus 16x16 20 s run, loaded machine
+  # docs/monc.md: a build about 3 min; a stratus 16x16 20 s run: estimated
   echo "monc check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then echo "$mpi: skipped (MONC's checkpoint needs Debian's parallel NetCDF, Open MPI's)"; continue; fi
@@ -38,7 +38,8 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
 fi
 [ -d "$HS_CHECK_SRC/model_core/src/communication" ] ||
   hs_die "$HS_CHECK_SRC is not a MONC checkout (no model_core/src/communication)"
-hs_apt monc libfftw3-dev libnetcdff-dev libnetcdf-mpi-dev libhdf5-openmpi-dev
+hs_apt monc libfftw3-dev libnetcdff-dev libnetcdf-mpi-dev libhdf5-openmpi-dev \
+  $([ -n "${FCM:-}" ] || echo fcm)
 
 monc_fcm() {
   if [ -n "${FCM:-}" ]; then echo "$FCM"; return; fi

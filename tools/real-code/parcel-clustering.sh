@@ -51,8 +51,8 @@ pc_label() {
 }
 
 if [ "$HS_CHECK_LIST" = 1 ]; then
-  # measured (docs/parcel-clustering.md, "Check it on your own case"): a build, a launch at
-  # 16^3 (upstream's p2p at 1 rank takes longest), loaded 2-core machine
+  # estimated from docs/parcel-clustering.md's results, not measured by the check: a build,
+  # a launch at 16^3
   echo "parcel-clustering check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for m in $HS_CHECK_MPIS; do
     bes=${HS_CHECK_TRANSPORTS:-p2p rma rma-epoch}
@@ -72,7 +72,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     [ "$HS_CHECK_BENCH" -eq 0 ] || hs_list_runs "bench ($HS_CHECK_BENCH rounds)" "${PC_BENCH_RANKS:-2 4}" \
       $((HS_CHECK_BENCH * (nb + 3) * $(hs_count ${PC_BENCH_GRIDS:-16 32}))) 20
   done
-  hs_list_end "parcel-clustering: ~150 s a build, ~10 s a launch at 16^3 on a loaded 2-core VM"
+  hs_list_end "parcel-clustering, estimated: ~150 s a build, ~10 s a launch at 16^3"
 fi
 
 [ -f "$HS_CHECK_SRC/src/parcels/parcel_nearest_graph.f90" ] && [ -f "$HS_CHECK_SRC/configure.ac" ] ||

@@ -57,9 +57,10 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
   # MPICH matrix took a tester 30 minutes; a build is EPIC's serial make with its unit tests
   echo "epic check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
-    # shellcheck disable=SC2046
-    nt=$(hs_count $(hs_list_transports "$mpi"))
-    echo "$mpi: EPIC's own module and $nt transports: $(echo $(hs_list_transports "$mpi"))"
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: EPIC's own module and $nt transports: $ts"
     hs_list_build "EPIC's own module ($mpi)" 420
     hs_list_build "haloswap's drop-in ($mpi)" 420
     [ "$HS_CHECK_MODE" = build ] && continue

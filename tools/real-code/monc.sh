@@ -26,9 +26,10 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
   echo "monc check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then echo "$mpi: skipped (MONC's checkpoint needs Debian's parallel NetCDF, Open MPI's)"; continue; fi
-    # shellcheck disable=SC2046
-    nt=$(hs_count $(hs_list_transports "$mpi"))
-    echo "$mpi: MONC's own module and $nt transports: $(echo $(hs_list_transports "$mpi"))"
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: MONC's own module and $nt transports: $ts"
     hs_list_build "MONC's own module ($mpi)" 180
     hs_list_build "haloswap's drop-in ($mpi)" 180
     [ "$HS_CHECK_MODE" = build ] ||

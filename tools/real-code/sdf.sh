@@ -197,12 +197,13 @@ sdf_check() {
 # sdf_list LABEL "CASES" BUILD_S RUN_S: --list for an SDF code (two builds per MPI library; per
 # case and rank count the own module and each transport); BUILD_S and RUN_S: measured seconds.
 sdf_list() {
-  local mpi c nt
+  local mpi c nt ts
   echo "$HS_CHECK_CODE check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
-    # shellcheck disable=SC2046
-    nt=$(hs_count $(hs_list_transports "$mpi"))
-    echo "$mpi: the own module and $nt transports: $(echo $(hs_list_transports "$mpi"))"
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: the own module and $nt transports: $ts"
     hs_list_build "the code's own module ($mpi)" "$3"
     hs_list_build "haloswap's drop-in ($mpi)" "$3"
     [ "$HS_CHECK_MODE" = build ] && continue

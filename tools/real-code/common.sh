@@ -7,7 +7,11 @@
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1
   if [ ! -x "$dir/tools/hs_info/hs_info" ]; then
-    make -C "$HS_CHECK_ROOT" "build-$mpi" >&2
+    hs_progress "haloswap ($mpi): building (make build-$mpi, log $HS_CHECK_ROOT/build/$mpi.log)"
+    mkdir -p "$HS_CHECK_ROOT/build"
+    make -C "$HS_CHECK_ROOT" "build-$mpi" >"$HS_CHECK_ROOT/build/$mpi.log" 2>&1 || {
+      tail -20 "$HS_CHECK_ROOT/build/$mpi.log" >&2; hs_die "building haloswap for $mpi failed"; }
+    hs_progress "haloswap ($mpi): built in $dir"
   fi
   echo "$dir"
 }

@@ -208,7 +208,8 @@ epic_compare() {
     if [ ! -f "$b/$(basename "$f")" ]; then
       bad="$bad $(basename "$f") (missing)"
     elif ! "$EPIC_BITDIFF" "$f" "$b/$(basename "$f")" >"$b/$(basename "$f").diff" 2>&1; then
-      bad="$bad $(basename "$f")"
+      # the file, and its first difference (how many values, the largest difference)
+      bad="$bad $(basename "$f") ($(grep -v '^DIFFERENT\|^note' "$b/$(basename "$f").diff" | head -1))"
     fi
   done
   if [ "$n" = 0 ]; then echo "no output files"; elif [ -n "$bad" ]; then echo "differ:$bad";

@@ -26,21 +26,26 @@ sdf_launch_env() {
 }
 
 # sdf_compare_dirs REF OUT [--ignore ID]...: every SDF file of REF against OUT's of that name;
-# prints "identical|DIFFERS detail" (one line).
+# prints "identical|DIFFERS detail" (one line; a difference: its first block, how many values
+# differ and the largest difference).
 sdf_compare_dirs() {
-  local ref=$1 out=$2 f files=0 bad=0 blocks=0 res
+  local ref=$1 out=$2 f files=0 bad=0 blocks=0 res first=""
   shift 2
   for f in "$ref"/*.sdf; do
     [ -e "$f" ] || continue
     files=$((files + 1))
-    res=$(python3 "$HS_CHECK_ROOT/tools/real-code/sdf_compare.py" "$f" "$out/$(basename "$f")" \
-          "$@" 2>&1) || bad=$((bad + 1))
+    if ! res=$(python3 "$HS_CHECK_ROOT/tools/real-code/sdf_compare.py" "$f" \
+                 "$out/$(basename "$f")" "$@" 2>&1); then
+      bad=$((bad + 1))
+      # the first difference named: block, how many values, the largest difference
+      [ -n "$first" ] || first="; $(basename "$f"): $(head -1 <<<"$res")"
+    fi
     blocks=$((blocks + $(echo "$res" | sed -n 's/^sdf_compare: \([0-9]*\) blocks.*/\1/p')))
   done
   if [ "$files" -gt 0 ] && [ "$bad" -eq 0 ]; then
     echo "identical $files dumps, $blocks blocks"
   else
-    echo "DIFFERS $bad of $files dumps differ"
+    echo "DIFFERS $bad of $files dumps differ$first"
   fi
 }
 

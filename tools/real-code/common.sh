@@ -3,14 +3,16 @@
 # library, list the transports to try, and print the one table format every code shares.
 
 # hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
-# built with the repository's Makefile if missing). Prints its path.
+# built with the repository's Makefile unless a make of the check's finished there: an
+# interrupted build is completed). Prints its path.
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1
-  if [ ! -x "$dir/tools/hs_info/hs_info" ]; then
+  if [ ! -f "$dir/.hs-check-built" ]; then
     hs_progress "haloswap ($mpi): building (make build-$mpi, log $HS_CHECK_ROOT/build/$mpi.log)"
     mkdir -p "$HS_CHECK_ROOT/build"
     make -C "$HS_CHECK_ROOT" "build-$mpi" >"$HS_CHECK_ROOT/build/$mpi.log" 2>&1 || {
       tail -20 "$HS_CHECK_ROOT/build/$mpi.log" >&2; hs_die "building haloswap for $mpi failed"; }
+    touch "$dir/.hs-check-built"
     hs_progress "haloswap ($mpi): built in $dir"
   fi
   echo "$dir"

@@ -98,9 +98,10 @@ processor_summation_bcs __boundary_MOD_processor_summation_bcs
 field_bc __boundary_MOD_field_bc __haloswap_epoch_MOD_field_bc
 do_field_mpi_with_lengths __boundary_MOD_do_field_mpi_with_lengths __haloswap_epoch_MOD_do_field_mpi_with_lengths"
 if [ "$HS_CHECK_LIST" = 1 ]; then
-  # measured (docs/epoch.md, "Check it on your own case"): a build, a 24^3 run, loaded machine
-  sdf_list ep_label "$ep_cases" 400 8
-  hs_list_end "EPOCH 24^3 40 steps: ~400 s a build, ~8 s a run on a loaded 2-core VM"
+  # estimates for a quiet 2-core machine (docs/epoch.md, "Check it on your own case", has
+  # what was measured: a 24^3 run 0.3-0.6 s of core quiet; builds about 30 min at load 35)
+  sdf_list ep_label "$ep_cases" 600 8
+  hs_list_end "estimated for a quiet 2-core machine: ~600 s a build, ~8 s a 24^3 run; under load far more"
 fi
 for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
   [ -f "$HS_CHECK_SRC/$f" ] || hs_die "$HS_CHECK_SRC/$f missing (an EPOCH checkout with its" \

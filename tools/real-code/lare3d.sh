@@ -86,9 +86,10 @@ density_mpi __mpiboundary_MOD_density_mpi
 velocity_mpi __mpiboundary_MOD_velocity_mpi
 remap_v_mpi __mpiboundary_MOD_remap_v_mpi"
 if [ "$HS_CHECK_LIST" = 1 ]; then
-  # measured (docs/lare3d.md, "Check it on your own case"): a build, a 32^3 run, loaded machine
-  sdf_list l3_label "$l3_cases" 150 6
-  hs_list_end "Lare3d 32^3 40 steps: ~150 s a build, ~6 s a run on a loaded 2-core VM"
+  # estimates for a quiet 2-core machine (docs/lare3d.md, "Check it on your own case", has
+  # what was measured: a 32^3 run 1-2 s quiet; builds 470-1040 s at load 30-37)
+  sdf_list l3_label "$l3_cases" 300 6
+  hs_list_end "estimated for a quiet 2-core machine: ~300 s a build, ~6 s a 32^3 run; under load far more"
 fi
 for f in src/core/mpiboundary.f90 SDF/FORTRAN/Makefile Makefile; do
   [ -f "$HS_CHECK_SRC/$f" ] || hs_die "$HS_CHECK_SRC/$f missing (a Lare3d checkout with its" \

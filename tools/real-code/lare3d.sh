@@ -15,6 +15,7 @@
 . "$HS_CHECK_ROOT/tools/real-code/sdf.sh"
 l3_case=$HS_CHECK_ROOT/tools/real-code/lare3d
 sdf_ranks="1 2 4 8"
+sdf_inputs_compiled=1   # the user's src/*.f90 are built in: a changed one rebuilds
 l3_n=${HS_CHECK_SIZE:-${HS_LARE3D_N:-32}}
 l3_steps=${HS_CHECK_STEPS:-${HS_LARE3D_STEPS:-40}}
 l3_procs=${HS_CHECK_LAYOUT:-${HS_LARE3D_PROCS:-0 0 0}}

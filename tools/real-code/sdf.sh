@@ -131,14 +131,16 @@ codewhat %s
 }
 
 # sdf_stamp MPI [PREFIX]: what a build depends on (the checkout's commit and changes, our case
-# files and the user's (--input), the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
+# files and the user's compiled in (--input, sdf_inputs_compiled=1), the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
 sdf_stamp() {
   local f
   { (cd "$HS_CHECK_SRC" && git rev-parse HEAD && git diff && git submodule status --recursive) \
       2>/dev/null || true
     echo "$1 ${HS_EPOCH_DEFINE:-}"
     cat "$HS_CHECK_ROOT/tools/real-code/$HS_CHECK_CODE"/*
-    while IFS= read -r f; do [ -z "$f" ] || cat "$f"; done <<<"$HS_CHECK_INPUTS"
+    # the user's inputs when they are compiled in (Lare3d's src/*.f90; not EPOCH's decks)
+    [ "${sdf_inputs_compiled:-0}" = 0 ] ||
+      while IFS= read -r f; do [ -z "$f" ] || cat "$f"; done <<<"$HS_CHECK_INPUTS"
     [ -z "${2:-}" ] || cat "$2"/lib/lib*.a "$2"/share/haloswap/*/*
   } 2>/dev/null | sha1sum | cut -c1-16
 }

@@ -26,8 +26,8 @@
 !!    allocated components, any haloswap failure) stop through EPIC's mpi_exit_on_error with
 !!    a message naming the routine, the argument and what was expected.
 !!
-!! HALOSWAP_EPIC_STATS=1: every rank prints, per plan, its fields, transport, exchanges and
-!! seconds at MPI_Finalize.
+!! HALOSWAP_EPIC_STATS=1: every rank prints, per plan, its fields, the transport that moved
+!! them (auto's choice, marked so), exchanges and seconds at MPI_Finalize.
 module field_mpi
     use, intrinsic :: iso_c_binding
     use, intrinsic :: iso_fortran_env, only : output_unit, error_unit
@@ -40,7 +40,7 @@ module field_mpi
                          haloswap_decomposition_free, haloswap_error_message,           &
                          finalise_halo_communication, haloswap_global_offset,           &
                          haloswap_local_extent, haloswap_transport_name,                &
-                         haloswap_flush_before_abort
+                         haloswap_selected_transport, haloswap_flush_before_abort
     use haloswap_geometry, only : haloswap_gfield, haloswap_field_set_depth,              &
                                   haloswap_geometry_init, haloswap_decomposition_create_ex, &
                                   HALOSWAP_OP_SUM
@@ -909,16 +909,20 @@ contains
         integer, intent(in) :: me, e
         integer             :: d, i
         character(len=200)  :: kinds
+        character(len=64)   :: tname
 
         kinds = ""
         do i = 1, size(plans(e)%kinds)
             kinds = trim(kinds) // merge(" f64", " i32", plans(e)%kinds(i) == 0) // &
                     merge("-3d", "-2d", plans(e)%ranks(i) == 3)
         enddo
+        ! the transport that moved the data; auto's choice is named as such
+        tname = haloswap_selected_transport(plans(e)%hs)
+        if (haloswap_transport_name(plans(e)%hs) == "auto") tname = trim(tname) // " (auto's choice)"
         do d = FILL, GATHER
             if (plans(e)%count(d) == 0) cycle
             write(output_unit, '(a,i0,a,i0,a,a,a,a,a,i0,a,es10.3,a)') "field_mpi (haloswap) rank ", me, &
-                ": plan ", e, " [", trim(adjustl(kinds)), "] ", trim(haloswap_transport_name(plans(e)%hs)), &
+                ": plan ", e, " [", trim(adjustl(kinds)), "] ", trim(tname), &
                 " " // trim(DIRNAME(d)) // ": ", plans(e)%count(d), " exchanges, ", &
                 plans(e)%seconds(d), " s"
         enddo

@@ -3,11 +3,17 @@
 # library, list the transports to try, and print the one table format every code shares.
 
 # hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
-# built with the repository's Makefile if missing). Prints its path.
+# built with the repository's Makefile unless a make of the check's finished there: an
+# interrupted build is completed). Prints its path.
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1
-  if [ ! -x "$dir/tools/hs_info/hs_info" ]; then
-    make -C "$HS_CHECK_ROOT" "build-$mpi" >&2
+  if [ ! -f "$dir/.hs-check-built" ]; then
+    hs_progress "haloswap ($mpi): building (make build-$mpi, log $HS_CHECK_ROOT/build/$mpi.log)"
+    mkdir -p "$HS_CHECK_ROOT/build"
+    make -C "$HS_CHECK_ROOT" "build-$mpi" >"$HS_CHECK_ROOT/build/$mpi.log" 2>&1 || {
+      tail -20 "$HS_CHECK_ROOT/build/$mpi.log" >&2; hs_die "building haloswap for $mpi failed"; }
+    touch "$dir/.hs-check-built"
+    hs_progress "haloswap ($mpi): built in $dir"
   fi
   echo "$dir"
 }
@@ -37,30 +43,164 @@ hs_mpiexec() {
   esac
 }
 
-# hs_nc_bitdiff: the path of nc_bitdiff (tools/real-code/nc_bitdiff.c: every variable of two
+# hs_nc_bitdiff: the path of nc_bitdiff (tools/real-code/nc_bitdiff.c: the root-group variables of two
 # netCDF files compared bit for bit), compiled into the scratch directory when missing or older.
 hs_nc_bitdiff() {
   local src=$HS_CHECK_ROOT/tools/real-code/nc_bitdiff.c bin=$HS_CHECK_WORK/nc_bitdiff
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     mkdir -p "$HS_CHECK_WORK"
-    cc -O2 -o "$bin" "$src" -lnetcdf >&2 ||
+    cc -O2 -Wall -o "$bin" "$src" -lnetcdf -lm >&2 ||
       { echo "check-real-code: cannot build $src (netCDF's C headers: libnetcdf-dev)" >&2; exit 2; }
   fi
   echo "$bin"
 }
 
-# The table: one row per (case, ranks, transport, MPI). result is "identical", "DIFFERS",
-# "FAILED" (nothing to compare) or "skipped"; detail says what was compared or why.
-hs_table_header() {
-  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' case ranks transport MPI result detail
-  printf '|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..34})" "-------" \
-    "$(printf -- '-%.0s' {1..18})" "---------" "-----------" "--------"
+# hs_options CODE OPTION...: stops with a message when an option the code's check does not
+# take was given (OPTION: --input --layout --size --steps --time --tests-only --case-only).
+hs_options() {
+  local c=$1 o var
+  shift
+  for o in input:HS_CHECK_INPUTS layout:HS_CHECK_LAYOUT size:HS_CHECK_SIZE steps:HS_CHECK_STEPS \
+           time:HS_CHECK_TIME; do
+    var=${o#*:}
+    [ -z "${!var}" ] || [[ " $* " == *" --${o%%:*} "* ]] ||
+      hs_die "--${o%%:*} '${!var}': the $c check has no such setting (it takes: $*; docs/real-codes.md)"
+  done
+  case $HS_CHECK_MODE in
+    tests) [[ " $* " == *" --tests-only "* ]] ||
+      hs_die "--tests-only: the $c check runs no unit tests of $c, only its case" ;;
+    case) [[ " $* " == *" --case-only "* ]] ||
+      hs_die "--case-only: the $c check runs no unit tests of $c: its case is all it runs" ;;
+  esac
 }
+hs_die() { echo "check-real-code $HS_CHECK_CODE: $*" >&2; exit 2; }
+
+# hs_input PATTERN: the --input files whose name matches the shell PATTERN (one a line).
+hs_input() {
+  local f
+  while IFS= read -r f; do
+    [ -n "$f" ] || continue
+    # shellcheck disable=SC2254
+    case $(basename "$f") in $1) echo "$f" ;; esac
+  done <<<"$HS_CHECK_INPUTS"
+}
+
+# hs_apt CODE PACKAGE...: the Debian packages a code's build needs; those not installed are
+# installed (as root: apt-get update, then apt-get install), else named. Without dpkg (not
+# Debian) nothing is checked: the docs name the packages.
+hs_apt() {
+  local c=$1 p missing=()
+  shift
+  command -v dpkg-query >/dev/null || return 0
+  for p in "$@"; do
+    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    hs_progress "$c: installing ${missing[*]} (apt-get update; apt-get install -y)"
+    apt-get update >&2 && apt-get install -y "${missing[@]}" >&2 && return 0
+  fi
+  hs_die "missing packages: ${missing[*]} (as root: apt-get update && apt-get install ${missing[*]})"
+}
+
+# Progress: one line per build and run on stderr, with the time since the check started.
+HS_CHECK_T0=$(date +%s)
+hs_progress() {
+  local s=$(($(date +%s) - HS_CHECK_T0))
+  printf '[%3d:%02d] %s\n' $((s / 60)) $((s % 60)) "$*" >&2
+}
+# hs_since T0: seconds since T0 (date +%s.%N), one decimal.
+hs_since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+
+# hs_run_env MPI: what every run of the check gets, whatever the code: MPICH's idle-yield shim
+# (more ranks than cores spin otherwise, docs/install.md); printed once per MPI library.
+hs_run_env() {
+  case $1 in
+    mpich) echo "LD_PRELOAD=$(hs_build_dir mpich)/libhs_idle_yield.so" ;;
+  esac
+}
+# hs_say_env MPI VAR=value...: prints the environment the runs get, with why.
+hs_say_env() {
+  local mpi=$1 v
+  shift
+  for v in "$@"; do
+    case $v in
+      OMPI_MCA_io=*) hs_progress "$mpi runs: $v (ROMIO: Open MPI's default MPI-IO writes overlapping file views differently run to run)" ;;
+      LD_PRELOAD=*libhs_idle_yield*) hs_progress "$mpi runs: $v (MPICH's waiting ranks yield the CPU: needed when ranks outnumber cores)" ;;
+      *) hs_progress "$mpi runs: $v" ;;
+    esac
+  done
+}
+
+# The table: one row per (case, ranks, transport, MPI). result is "identical", "DIFFERS",
+# "FAILED" (nothing to compare) or "skipped"; detail says what was compared or why. Rows are
+# printed as progress lines as they come and as a table at the end (hs_finish).
+HS_CHECK_TABLE=$(mktemp "${TMPDIR:-/tmp}/hs-check-table.XXXXXX")
+hs_table_header() { :; }
 HS_CHECK_FAILS=0
+HS_RUN_SECS=""   # set before hs_table_row: the run's time, shown in its progress line
 hs_table_row() { # case ranks transport mpi result detail
-  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}"
+  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" >>"$HS_CHECK_TABLE"
+  hs_progress "$1, $2 ranks, $3, $4: $5${HS_RUN_SECS:+ (run $HS_RUN_SECS s)}"
+  HS_RUN_SECS=""
   [ "$5" = identical ] || [ "$5" = skipped ] || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
 }
+
+# hs_kept LABEL DIR: a build the check made (printed at the end when kept).
+HS_CHECK_BUILDS=""
+hs_kept() { HS_CHECK_BUILDS="$HS_CHECK_BUILDS  $1: $2
+"; }
+
+# hs_finish (at exit): the table, the kept builds and how to rebuild them, the time taken.
+hs_finish() {
+  local rc=$?
+  if [ -s "$HS_CHECK_TABLE" ]; then
+    echo
+    printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' case ranks transport MPI result detail
+    printf '|%s|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' {1..34})" "-------" \
+      "$(printf -- '-%.0s' {1..18})" "---------" "-----------" "--------"
+    cat "$HS_CHECK_TABLE"
+  fi
+  rm -f "$HS_CHECK_TABLE"
+  if [ -n "$HS_CHECK_BUILDS" ] && [ -d "$HS_CHECK_WORK" ]; then
+    echo
+    echo "Builds kept in $HS_CHECK_WORK:"
+    printf '%s' "$HS_CHECK_BUILDS"
+    echo "Rebuilt (an unchanged build is reused) by the same command with --build-only --keep --work $HS_CHECK_WORK"
+  fi
+  hs_progress "done: exit status $rc"
+}
+
+# --list: hs_list_build LABEL SECONDS, hs_list_runs CASE "RANKS" RUNS_PER_RANK_COUNT SECONDS
+# (per run), hs_list_end NOTE: the matrix and its estimated time; HS_LIST_* are the totals.
+HS_LIST_BUILDS=0 HS_LIST_RUNS=0 HS_LIST_SECS=0
+hs_list_build() {
+  printf '  build  %-44s ~%4d s\n' "$1" "$2"
+  HS_LIST_BUILDS=$((HS_LIST_BUILDS + 1)) HS_LIST_SECS=$((HS_LIST_SECS + $2))
+}
+hs_list_runs() {
+  local k=0 n
+  for n in $2; do k=$((k + 1)); done
+  [ "$k" -gt 0 ] || return 0
+  printf '  run    %-28s ranks %-9s %4d runs x ~%3d s\n' "$1" "$2" $((k * $3)) "$4"
+  HS_LIST_RUNS=$((HS_LIST_RUNS + k * $3)) HS_LIST_SECS=$((HS_LIST_SECS + k * $3 * $4))
+}
+hs_list_end() {
+  printf 'total: %d builds, %d runs, about %d min (%s)\n' "$HS_LIST_BUILDS" "$HS_LIST_RUNS" \
+    $(((HS_LIST_SECS + 59) / 60)) "$1"
+  exit 0
+}
+# hs_list_transports MPI: the transports --list counts (those of an existing haloswap build,
+# without building one).
+hs_list_transports() {
+  if [ -n "$HS_CHECK_TRANSPORTS" ]; then echo "$HS_CHECK_TRANSPORTS"; return; fi
+  local b=$HS_CHECK_ROOT/build/$1/tools/hs_info/hs_info
+  if [ -x "$b" ]; then
+    HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma "$b" --usable-names 2>/dev/null && return
+  fi
+  echo "p2p rma-fence rma-pscw rma-passive shm nbr cma auto"
+}
+hs_count() { echo $#; }
 
 # The --bench instrument (tools/real-code/xtimer.c, docs/real-codes.md "The --bench
 # instrument"). xt_instrument MPI ROOT SPEC [PREFIX]: compiles the exclusive exchange timer for

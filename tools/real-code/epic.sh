@@ -6,9 +6,12 @@
 # then runs with both
 #  - EPIC's MPI unit tests that reach field_mpi (EPIC_UNIT_TESTS below) at every requested rank
 #    count they support: the drop-in's outcome (PASSED/FAILED lines, exit code) must be EPIC's;
-#  - the Robert bubble (examples/robert3d.nml, 32^3, 150 s of model time: 61 steps, output every
-#    30 s) at each rank count: every variable of every NetCDF file (fields, field and parcel
-#    statistics, parcels) bit for bit (nc_bitdiff, compiled from tools/real-code/nc_bitdiff.c).
+#  - the case at each rank count: the Robert bubble (examples/robert3d.nml, 32^3, 150 s of model
+#    time: 61 steps, output every 30 s), or the user's (--input NAME.config, EPIC's namelist, with
+#    its initial field file --input FIELD.nc or the epic3d-models namelist --input MODEL.nml that
+#    makes it; the config's field_file is pointed at it, the rest run as it is): every variable of
+#    every NetCDF file it writes (fields, field and parcel statistics, parcels) bit for bit
+#    (nc_bitdiff, compiled from tools/real-code/nc_bitdiff.c).
 # NETCDF_C_DIR_<mpi> / NETCDF_FORTRAN_DIR_<mpi> (environment; <mpi>: openmpi or mpich): the
 # netCDF to build with (default: Debian's, /usr/lib/x86_64-linux-gnu/netcdf/mpi for Open MPI
 # and /usr for Fortran). Debian has no parallel netCDF for MPICH: without NETCDF_C_DIR_mpich
@@ -17,41 +20,80 @@
 # --bench N: N launches of the case at 2 ranks per variant, interleaved (own, then each
 # transport, repeated), both builds relinked with the exclusive exchange timer (xtimer.c) on
 # field_mpi's public routines; EPIC's own timer 'p2g/v2g halo (non-excl.)' beside it.
-# EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the case.
+# EPIC_UNIT_RANKS / EPIC_CASE_RANKS (environment) override --ranks for the unit tests / the
+# case; set and empty, they run none (as --case-only / --tests-only).
 
 EPIC_UNIT_TESTS=${EPIC_UNIT_TESTS-"test_mpi_field_halo_fill test_mpi_field_halo_fill_vector
   test_mpi_field_interior_accumulate test_mpi_field_interior_accumulate_vector
   test_mpi_grid2par test_mpi_parcel_init_3d test_mpi_trilinear test_mpi_laplace_correction_3d
   test_mpi_gradient_correction_3d test_mpi_parcel_correction_3d test_mpi_vor2vel
   test_mpi_vtend test_mpi_parcel_diagnostics"}   # (environment: a subset; "" for the case only)
-EPIC_CASE_TIME=${EPIC_CASE_TIME:-150}   # model seconds of the Robert case (150: 61 steps at 32^3)
+EPIC_CASE_TIME=${HS_CHECK_TIME:-${EPIC_CASE_TIME:-}}  # model seconds (default: 150 for Robert)
+epic_unit_ranks=${EPIC_UNIT_RANKS-${HS_CHECK_RANKS:-1 2 3 4}}
+epic_case_ranks=${EPIC_CASE_RANKS-${HS_CHECK_RANKS:-1 2 4}}
+case $HS_CHECK_MODE in
+  tests) epic_case_ranks="" ;;
+  case) EPIC_UNIT_TESTS="" ;;
+esac
+hs_options epic --input --time --tests-only --case-only
+[ -z "$EPIC_CASE_TIME" ] || [[ $EPIC_CASE_TIME =~ ^[0-9]+([.][0-9]*)?$ ]] ||
+  hs_die "--time '$EPIC_CASE_TIME': model seconds, a positive number"
+# The case: Robert (ours) or the user's (--input).
+epic_config=$(hs_input '*.config') epic_field=$(hs_input '*.nc') epic_nml=$(hs_input '*.nml')
+if [ -n "$HS_CHECK_INPUTS" ]; then
+  [ "$(grep -c . <<<"$epic_config")" = 1 ] || hs_die "--input: one EPIC namelist NAME.config" \
+    "among the inputs (got: $(echo ${epic_config:-none}))"
+  [ "$(grep -c . <<<"$epic_field$epic_nml")" = 1 ] || hs_die "--input: the initial field file" \
+    "(FIELD.nc) or the epic3d-models namelist that makes it (MODEL.nml), one of them (got:" \
+    "$(echo ${epic_field:-} ${epic_nml:-} | sed 's/^$/none/'))"
+  epic_label="$(basename "$epic_config")$([ -z "$EPIC_CASE_TIME" ] || echo " ${EPIC_CASE_TIME}s")"
+else
+  EPIC_CASE_TIME=${EPIC_CASE_TIME:-150}
+  epic_label="robert3d 32^3 ${EPIC_CASE_TIME}s"
+fi
 
-# What the builds need beyond haloswap's own dependencies; installed when missing (as root
-# with apt-get), else named.
-epic_deps() {
-  local missing=()
-  command -v autoreconf >/dev/null || missing+=(autoconf automake)
-  command -v libtoolize >/dev/null || missing+=(libtool)
-  [ -f /usr/include/netcdf.mod ] || missing+=(libnetcdff-dev)
-  [ -f /usr/include/netcdf.h ] || missing+=(libnetcdf-dev)
-  case " $HS_CHECK_MPIS " in *" openmpi "*)
-    [ -e "$EPIC_NC_MPI/libnetcdf.so" ] || missing+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;;
-  esac
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "epic: installing ${missing[*]}" >&2
-    apt-get install -y "${missing[@]}" >&2 && return 0
-  fi
-  echo "epic: missing packages: ${missing[*]} (apt-get install ${missing[*]})" >&2
-  exit 2
-}
+if [ "$HS_CHECK_LIST" = 1 ]; then
+  # estimated, not measured here (docs/epic.md, "Check it on your own case"): the default
+  # MPICH matrix took a tester 30 minutes; a build is EPIC's serial make with its unit tests
+  echo "epic check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  for mpi in $HS_CHECK_MPIS; do
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: EPIC's own module and $nt transports: $ts"
+    hs_list_build "EPIC's own module ($mpi)" 420
+    hs_list_build "haloswap's drop-in ($mpi)" 420
+    [ "$HS_CHECK_MODE" = build ] && continue
+    if [ "$HS_CHECK_BENCH_ONLY" = 0 ]; then
+      # shellcheck disable=SC2086
+      hs_list_runs "$(hs_count $EPIC_UNIT_TESTS) unit tests" "$epic_unit_ranks" \
+        $(($(hs_count $EPIC_UNIT_TESTS) * (nt + 1))) 4
+      ranks=$epic_case_ranks
+      # Debian's netCDF writes in parallel with Open MPI only
+      [ "$mpi" = openmpi ] || [ -n "${NETCDF_C_DIR_mpich:-}" ] || ranks=$(echo "$ranks" | grep -ow 1 || true)
+      hs_list_runs "$epic_label" "$ranks" $((nt + 1)) 40
+    fi
+    [ "$HS_CHECK_BENCH" -eq 0 ] || hs_list_runs "bench ($HS_CHECK_BENCH rounds)" 2 $(((nt + 1) * HS_CHECK_BENCH + 1)) 30
+  done
+  hs_list_end "EPIC, estimated: ~420 s a build, ~4 s a unit-test launch, ~40 s a Robert run"
+fi
+[ -f "$HS_CHECK_SRC/src/3d/fields/field_mpi.f90" ] && [ -x "$HS_CHECK_SRC/bootstrap" ] ||
+  hs_die "$HS_CHECK_SRC is not an EPIC checkout (no src/3d/fields/field_mpi.f90, bootstrap)"
+
+# What the builds need beyond haloswap's own dependencies; installed when missing (as root:
+# apt-get update, apt-get install), else named.
 EPIC_NC_MPI=/usr/lib/x86_64-linux-gnu/netcdf/mpi   # Debian's netCDF on Open MPI's HDF5
+epic_deps() {
+  local p=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
+  case " $HS_CHECK_MPIS " in *" openmpi "*) p+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
+  hs_apt epic "${p[@]}"
+}
 
 # epic_build MPI VARIANT DIR: DIR/src is a copy of the checkout built with EPIC's field_mpi
 # (VARIANT own) or the drop-in (VARIANT haloswap, from the haloswap install in DIR/../haloswap).
 # A build whose inputs have not changed is kept (DIR/stamp).
 epic_build() {
-  local mpi=$1 variant=$2 dir=$3 hs stamp ncdir ncfdir fcflags="" libs="" ldflags=""
+  local mpi=$1 variant=$2 dir=$3 hs stamp ncdir ncfdir fcflags="" libs="" ldflags="" t0
   hs=$(dirname "$dir")/haloswap
   ncdir=/usr
   [ "$mpi" = openmpi ] && ncdir=$EPIC_NC_MPI
@@ -64,9 +106,12 @@ epic_build() {
            if [ "$variant" = haloswap ]; then
              cat "$hs/share/haloswap/epic/field_mpi.f90" "$hs"/lib/libhaloswap*
            fi) | sha1sum | cut -c1-16)
+  hs_kept "$variant ($mpi)" "$dir/src (rebuild: make -C $dir/src)"
   if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$dir/src/src/3d/epic3d" ]; then
+    hs_progress "epic $variant ($mpi): unchanged, kept ($dir)"
     return 0
   fi
+  t0=$(date +%s.%N)
   rm -rf "$dir" && mkdir -p "$dir"
   cp -a "$HS_CHECK_SRC" "$dir/src"
   if [ "$variant" = haloswap ]; then
@@ -74,7 +119,7 @@ epic_build() {
     fcflags="-I$hs/include"
     libs=$(PKG_CONFIG_PATH=$hs/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
   fi
-  echo "epic: building $variant ($mpi) in $dir" >&2
+  hs_progress "epic $variant ($mpi): building in $dir"
   # EPIC's Makefiles do not order Fortran modules across directories: plain make, not -j.
   (cd "$dir/src" && ./bootstrap >"$dir/bootstrap.log" 2>&1 &&
    FC=mpif90.$mpi FCFLAGS="$fcflags" LIBS="$libs" NETCDF_C_DIR=$ncdir NETCDF_FORTRAN_DIR=$ncfdir \
@@ -85,6 +130,7 @@ epic_build() {
     exit 1
   }
   echo "$stamp" >"$dir/stamp"
+  hs_progress "epic $variant ($mpi): built in $(hs_since "$t0") s"
 }
 
 # epic_env TRANSPORT: the environment of a drop-in run ("own": none).
@@ -115,24 +161,39 @@ epic_unit() {
   fi
 }
 
-# epic_case MPI DIR RUNDIR RANKS: the Robert case in RUNDIR (the field file is generated once
-# per build); prints the wall time.
+# epic_case MPI DIR RUNDIR RANKS: the case in RUNDIR (Robert's field file, or the user's
+# epic3d-models namelist's, is made once per build); prints the wall time.
 epic_case() {
-  local mpi=$1 dir=$2 run=$3 n=$4 t0 t1
-  if [ ! -f "$dir/robert3d.nc" ]; then
-    (cd "$dir" && cp src/examples/robert3d.nml . &&
-     "$dir/src/models/3d/epic3d-models" --config robert3d.nml >models.log 2>&1) || {
-      echo "epic: epic3d-models failed in $dir (models.log)" >&2; exit 1; }
+  local mpi=$1 dir=$2 run=$3 n=$4 t0 t1 nml=${epic_nml:-$2/src/examples/robert3d.nml} field
+  local config=${epic_config:-$2/src/examples/robert3d.config} nc
+  if [ -n "$epic_field" ]; then
+    field=$epic_field
+  else
+    # the file the namelist's ncfname names, made in DIR by the build's own epic3d-models
+    nc=$(sed -n "s/^ *ncfname *= *['\"]\([^'\"]*\)['\"].*/\1/p" "$nml" | head -1)
+    [ -n "$nc" ] || { echo "epic: $nml has no ncfname = '...'" >&2; return 1; }
+    field=$dir/$nc
+    if [ ! -f "$field" ] || [ "$nml" -nt "$field" ]; then
+      (cd "$dir" && cp "$nml" . && "$dir/src/models/3d/epic3d-models" --config "$(basename "$nml")" \
+         >models.log 2>&1) || { echo "epic: epic3d-models failed in $dir (models.log)" >&2; exit 1; }
+    fi
   fi
   rm -rf "$run" && mkdir -p "$run"
-  sed -e "s|field_file *=.*|field_file = '$dir/robert3d.nc'|" \
-      -e "s|time%limit *=.*|time%limit = $EPIC_CASE_TIME.0|" \
-      -e "s|\(output%write_[a-z_]*\) *=.*|\1 = ${EPIC_CASE_OUTPUT:-.true.}|" \
-      "$dir/src/examples/robert3d.config" >"$run/robert3d.config"
+  if [ -n "$epic_config" ]; then
+    sed -e "s|field_file *=.*|field_file = '$field'|" \
+        -e "${EPIC_CASE_TIME:+s|time%limit *=.*|time%limit = $EPIC_CASE_TIME|}" \
+        -e "${EPIC_CASE_OUTPUT:+s|\\(output%write_[a-z_]*\\) *=.*|\\1 = $EPIC_CASE_OUTPUT|}" \
+        "$config" >"$run/case.config"
+  else
+    sed -e "s|field_file *=.*|field_file = '$field'|" \
+        -e "s|time%limit *=.*|time%limit = $EPIC_CASE_TIME|" \
+        -e "s|\(output%write_[a-z_]*\) *=.*|\1 = ${EPIC_CASE_OUTPUT:-.true.}|" \
+        "$config" >"$run/case.config"
+  fi
   t0=$(date +%s.%N)
   # shellcheck disable=SC2046
   (cd "$run" && env $EPIC_RUN_ENV timeout --foreground 900 $(hs_mpiexec "$mpi") -n "$n" \
-     "$dir/src/src/3d/epic3d" --config robert3d.config >epic.log 2>&1) || {
+     "$dir/src/src/3d/epic3d" --config case.config >epic.log 2>&1) || {
     echo "epic: the case failed in $run (epic.log)" >&2; tail -5 "$run/epic.log" >&2; return 1; }
   t1=$(date +%s.%N)
   echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}'
@@ -147,7 +208,8 @@ epic_compare() {
     if [ ! -f "$b/$(basename "$f")" ]; then
       bad="$bad $(basename "$f") (missing)"
     elif ! "$EPIC_BITDIFF" "$f" "$b/$(basename "$f")" >"$b/$(basename "$f").diff" 2>&1; then
-      bad="$bad $(basename "$f")"
+      # the file, and its first difference (how many values, the largest difference)
+      bad="$bad $(basename "$f") ($(grep -v '^DIFFERENT\|^note' "$b/$(basename "$f").diff" | head -1))"
     fi
   done
   if [ "$n" = 0 ]; then echo "no output files"; elif [ -n "$bad" ]; then echo "differ:$bad";
@@ -155,12 +217,12 @@ epic_compare() {
 }
 
 # epic_halo_us RUNDIR: EPIC's timer 'p2g/v2g halo (non-excl.)' from the run's timings file
-# (robert3d.csv: calls, then min/mean/max over ranks of the seconds in it): microseconds per
+# (BASENAME.csv: calls, then min/mean/max over ranks of the seconds in it): microseconds per
 # call on the slowest rank and on the fastest (the swap waits for the slower rank's par2grid,
 # so the fastest rank's time is closer to the exchange itself).
 epic_halo_us() {
   awk -F, '/^p2g\/v2g halo/ { if ($2 > 0) printf "%.1f %.1f\n", $6 * 1e6 / $2, $4 * 1e6 / $2 }' \
-    "$1/robert3d.csv"
+    "$1"/*.csv
 }
 
 # The routines the bench instrument times: every public entry of field_mpi that other files
@@ -207,7 +269,7 @@ epic_bench() {
   for mpi in $HS_CHECK_MPIS; do
     w=$HS_CHECK_WORK/$mpi
     echo
-    echo "Timing ($mpi, robert3d 32^3 ${EPIC_CASE_TIME}s without output, 2 ranks, $HS_CHECK_BENCH" \
+    echo "Timing ($mpi, $epic_label without output, 2 ranks, $HS_CHECK_BENCH" \
          "interleaved rounds, the exclusive exchange timer in both builds)"
     flags=$(xt_instrument "$mpi" "$w/own/src/src/3d" "$EPIC_XT_SPEC") &&
       epic_relink "$mpi" "$w/own" "$flags" || continue
@@ -231,7 +293,7 @@ epic_bench() {
         # shellcheck disable=SC2046
         if EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$v") $t" EPIC_CASE_OUTPUT=.false. \
              epic_case "$mpi" "$dir" "$w/bench/$v" 2 >/dev/null; then
-          steps=$(awk -F, '/^par2grid,/ { print $2 }' "$w/bench/$v/robert3d.csv")
+          steps=$(awk -F, '/^par2grid,/ { print $2 }' "$w/bench/$v"/*.csv)
           printf 'steps %s\ncode %s\ncodewhat %s\n' "$steps" \
             "$(epic_halo_us "$w/bench/$v" | cut -d' ' -f1)" \
             "EPIC's 'p2g/v2g halo (non-excl.)', us per call, slowest rank (barriers inside)" \
@@ -247,59 +309,66 @@ epic_bench() {
 }
 
 epic_main() {
-  local mpi w t n res own got tests rc
+  local mpi w t n res own got t0 secs
   epic_deps
   EPIC_BITDIFF=$(hs_nc_bitdiff)
   EPIC_RUN_ENV="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1"
-  hs_table_header
   for mpi in $HS_CHECK_MPIS; do
     w=$HS_CHECK_WORK/$mpi
     mkdir -p "$w"
     hs_install "$mpi" "$w/haloswap"
     epic_build "$mpi" own "$w/own"
     epic_build "$mpi" haloswap "$w/haloswap-build"
-    [ "$HS_CHECK_BENCH_ONLY" = 1 ] && continue
+    [ "$HS_CHECK_BENCH_ONLY" = 1 ] || [ "$HS_CHECK_MODE" = build ] && continue
+    # shellcheck disable=SC2046
+    hs_say_env "$mpi" $(hs_run_env "$mpi")
     # Unit tests: EPIC's own outcome once per rank count, the drop-in's per transport.
     for t in $EPIC_UNIT_TESTS; do
-      for n in ${EPIC_UNIT_RANKS:-${HS_CHECK_RANKS:-1 2 3 4}}; do
-        own=$(epic_unit "$mpi" "$w/own" "$t" "$n")
+      for n in $epic_unit_ranks; do
+        t0=$(date +%s.%N)
+        own=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(hs_run_env "$mpi")" epic_unit "$mpi" "$w/own" "$t" "$n")
         case $own in unsupported*)
           hs_table_row "$t" "$n" "(all)" "$mpi" skipped "$own"; continue ;;
         esac
+        hs_progress "$t, $n ranks, EPIC's own module, $mpi: $own (run $(hs_since "$t0") s)"
         for tr in $(hs_transports "$mpi"); do
+          t0=$(date +%s.%N)
           # shellcheck disable=SC2046
-          got=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$tr")" epic_unit "$mpi" "$w/haloswap-build" "$t" "$n")
+          got=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(hs_run_env "$mpi") $(epic_env "$tr")" epic_unit "$mpi" "$w/haloswap-build" "$t" "$n")
           if [ "$got" = "$own" ]; then res=identical; else res=DIFFERS; fi
+          HS_RUN_SECS=$(hs_since "$t0")
           hs_table_row "$t" "$n" "$tr" "$mpi" "$res" "drop-in $got, EPIC's own $own"
         done
       done
     done
-    # The Robert case: EPIC's own run per rank count, then the drop-in's per transport.
-    for n in ${EPIC_CASE_RANKS:-${HS_CHECK_RANKS:-1 2 4}}; do
+    # The case: EPIC's own run per rank count, then the drop-in's per transport.
+    for n in $epic_case_ranks; do
       if [ "$mpi" = mpich ] && [ "$n" -gt 1 ] && [ -z "${NETCDF_C_DIR_mpich:-}" ]; then
-        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(all)" "$mpi" skipped \
+        hs_table_row "$epic_label" "$n" "(all)" "$mpi" skipped \
           "Debian has no netCDF for MPICH (NETCDF_C_DIR_mpich): multi-rank runs write no files"
         continue
       fi
-      if ! epic_case "$mpi" "$w/own" "$w/runs/own-np$n" "$n" >/dev/null; then
-        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "(EPIC's own)" "$mpi" FAILED "see $w/runs/own-np$n/epic.log"
+      if ! secs=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(hs_run_env "$mpi")" epic_case "$mpi" "$w/own" "$w/runs/own-np$n" "$n"); then
+        hs_table_row "$epic_label" "$n" "(EPIC's own)" "$mpi" FAILED "see $w/runs/own-np$n/epic.log"
         continue
       fi
+      hs_progress "$epic_label, $n ranks, EPIC's own module, $mpi: ran (run $secs s)"
       for tr in $(hs_transports "$mpi"); do
         # shellcheck disable=SC2046
-        if EPIC_RUN_ENV="$EPIC_RUN_ENV $(epic_env "$tr")" epic_case "$mpi" "$w/haloswap-build" \
-             "$w/runs/$tr-np$n" "$n" >/dev/null; then
+        if secs=$(EPIC_RUN_ENV="$EPIC_RUN_ENV $(hs_run_env "$mpi") $(epic_env "$tr")" epic_case \
+             "$mpi" "$w/haloswap-build" "$w/runs/$tr-np$n" "$n"); then
           got=$(epic_compare "$w/runs/own-np$n" "$w/runs/$tr-np$n")
+          HS_RUN_SECS=$secs
         else
           got="run failed (see $w/runs/$tr-np$n/epic.log)"
         fi
         case $got in identical*) res=identical ;; *) res=DIFFERS ;; esac
-        hs_table_row "robert3d 32^3 ${EPIC_CASE_TIME}s" "$n" "$tr" "$mpi" "$res" "$got"
+        hs_table_row "$epic_label" "$n" "$tr" "$mpi" "$res" "$got"
       done
     done
   done
-  if [ "$HS_CHECK_BENCH" -gt 0 ]; then epic_bench; fi
-  if [ "$HS_CHECK_KEEP" != 1 ]; then rm -rf "$HS_CHECK_WORK"; fi
+  if [ "$HS_CHECK_BENCH" -gt 0 ] && [ "$HS_CHECK_MODE" != build ]; then epic_bench; fi
+  if [ "$HS_CHECK_KEEP" != 1 ]; then rm -rf "$HS_CHECK_WORK"; HS_CHECK_BUILDS=""; fi
   [ "$HS_CHECK_FAILS" = 0 ]
 }
 

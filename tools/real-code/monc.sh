@@ -1,11 +1,46 @@
 # Sourced by tools/check-real-code (never run alone): MONC (Leeds-MONC/monc, docs/monc.md).
 # Copies the user's MONC checkout twice, builds it with fcm once with MONC's own halo module
-# and once with haloswap's drop-in (the two files of fortran/monc/), runs a small stratus case
-# (testcases/stratus/mbl_sc.mcf on a 16x16 grid for 20 s of model time, IO server and
-# SOCRATES off, reproducible random noise) with MONC's module and with the drop-in on every transport, and compares the
-# checkpoint files variable by variable, bit for bit (tools/real-code/nc_bitdiff.c). With
-# --bench N, each row also gives MONC's own "timestepping" time, the median of N runs.
-# Needs fcm (FCM=/path/to/fcm/bin/fcm, or fcm on PATH) and what docs/monc.md lists.
+# and once with haloswap's drop-in (the two files of fortran/monc/), runs a case with MONC's
+# module and with the drop-in on every transport, and compares the checkpoint files variable
+# by variable, bit for bit (tools/real-code/nc_bitdiff.c). The case: a small stratus case
+# (testcases/stratus/mbl_sc.mcf on a 16x16 grid for 20 s of model time), or the user's own
+# configuration (--input NAME.mcf, its grid and time kept; --time sets termination_time); both
+# with the IO server and SOCRATES off, reproducible random noise and the checkpoint written to
+# dump.nc. With --bench N, each row also gives MONC's own "timestepping" time, the median of N
+# runs. Needs fcm (FCM=/path/to/fcm/bin/fcm, or Debian's fcm) and what docs/monc.md lists.
+
+hs_options monc --input --time
+monc_mcf=$(hs_input '*.mcf')
+if [ -n "$HS_CHECK_INPUTS" ]; then
+  [ "$(grep -c . <<<"$monc_mcf")" = 1 ] && [ "$(grep -c . <<<"$HS_CHECK_INPUTS")" = 1 ] ||
+    hs_die "--input: one MONC configuration NAME.mcf (got: $(echo $HS_CHECK_INPUTS))"
+  monc_label="$(basename "$monc_mcf")"
+else
+  monc_label=stratus-16x16
+fi
+[ -z "$HS_CHECK_TIME" ] || [[ $HS_CHECK_TIME =~ ^[0-9]+([.][0-9]*)?$ ]] ||
+  hs_die "--time '$HS_CHECK_TIME': model seconds, a positive number"
+monc_time=${HS_CHECK_TIME:-$([ -n "$monc_mcf" ] || echo 20)}
+if [ "$HS_CHECK_LIST" = 1 ]; then
+  # docs/monc.md: a build about 3 min; a stratus 16x16 20 s run: estimated
+  echo "monc check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  for mpi in $HS_CHECK_MPIS; do
+    if [ "$mpi" != openmpi ]; then echo "$mpi: skipped (MONC's checkpoint needs Debian's parallel NetCDF, Open MPI's)"; continue; fi
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: MONC's own module and $nt transports: $ts"
+    hs_list_build "MONC's own module ($mpi)" 180
+    hs_list_build "haloswap's drop-in ($mpi)" 180
+    [ "$HS_CHECK_MODE" = build ] ||
+      hs_list_runs "$monc_label" "${HS_CHECK_RANKS:-4}" $(((nt + 1) * (HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1))) 20
+  done
+  hs_list_end "MONC: ~180 s a build (docs/monc.md), ~20 s a stratus run (estimate)"
+fi
+[ -d "$HS_CHECK_SRC/model_core/src/communication" ] ||
+  hs_die "$HS_CHECK_SRC is not a MONC checkout (no model_core/src/communication)"
+hs_apt monc libfftw3-dev libnetcdff-dev libnetcdf-mpi-dev libhdf5-openmpi-dev \
+  $([ -n "${FCM:-}" ] || echo fcm)
 
 monc_fcm() {
   if [ -n "${FCM:-}" ]; then echo "$FCM"; return; fi
@@ -63,6 +98,9 @@ monc_build() {
   fi
   monc_site "$2" "$3" "$dir/fcm-make/hs-site.cfg"
   # LD_RUN_PATH: ld's RUNPATH when the link line names none (a shared libhaloswap in $3/lib).
+  printf 'cd %q && LD_RUN_PATH=%q %q make -j 2 -f fcm-make/hs-site.cfg
+' "$dir" "${3:+$3/lib}" \
+    "$(monc_fcm)" >"$dir/hs-rebuild.sh"
   if ! (cd "$dir" && LD_RUN_PATH="${3:+$3/lib}" "$(monc_fcm)" make -j 2 -f fcm-make/hs-site.cfg \
           > build.log 2>&1); then
     echo "check-real-code monc: the build in $dir failed; the end of $dir/build.log:" >&2
@@ -77,14 +115,15 @@ monc_run() {
   shift 4
   rm -rf "$dir"
   mkdir -p "$dir"
-  sed -e 's/^x_size=.*/x_size=16/' -e 's/^y_size=.*/y_size=16/' \
-      -e 's/^termination_time=.*/termination_time=20./' \
+  local mcf=${monc_mcf:-$HS_CHECK_SRC/testcases/stratus/mbl_sc.mcf} size=""
+  [ -n "$monc_mcf" ] || size='s/^x_size=.*/x_size=16/; s/^y_size=.*/y_size=16/'
+  sed -e "$size" -e "${monc_time:+s/^termination_time=.*/termination_time=$monc_time/}" \
       -e 's/^iobridge_enabled=.*/iobridge_enabled=.false./' \
       -e 's/^socrates_couple_enabled=.*/socrates_couple_enabled=.false./' \
       -e 's/^walltime_limit=.*/walltime_limit=00:20:00/' \
       -e 's|^checkpoint_file=.*|checkpoint_file="dump.nc"|' \
       -e "s|^global_configuration=.*|global_configuration=$HS_CHECK_WORK/own/global_config|" \
-      "$HS_CHECK_SRC/testcases/stratus/mbl_sc.mcf" > "$dir/case.mcf"
+      "$mcf" > "$dir/case.mcf"
   # MONC's random noise with l_rand_bit_reproducible=.true. (its global default) gets the
   # seed instead of putting it (randomnoise.F90), so gfortran's random start state makes
   # every run differ; .false. puts a seed per rank: the same bits run after run.
@@ -100,16 +139,22 @@ monc_check() {
   local w=$HS_CHECK_WORK
   mkdir -p "$w"
   local bitdiff; bitdiff=$(hs_nc_bitdiff)
-  hs_table_header
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then
-      hs_table_row stratus-16x16 - - "$mpi" skipped \
+      hs_table_row "$monc_label" - - "$mpi" skipped \
         "MONC's checkpoint needs a parallel NetCDF; Debian's (libnetcdf-mpi) is Open MPI's"
       continue
     fi
     hs_install "$mpi" "$w/hs-$mpi"
-    monc_build "$w/own" "$mpi" ""
-    monc_build "$w/dropin" "$mpi" "$w/hs-$mpi"
+    local v t0
+    for v in own dropin; do
+      t0=$(date +%s.%N)
+      hs_progress "monc $v ($mpi): building in $w/$v"
+      monc_build "$w/$v" "$mpi" "$([ $v = own ] || echo "$w/hs-$mpi")"
+      hs_progress "monc $v ($mpi): built in $(hs_since "$t0") s"
+      hs_kept "$v ($mpi)" "$w/$v (rebuild: sh $w/$v/hs-rebuild.sh)"
+    done
+    [ "$HS_CHECK_MODE" = build ] && continue
     for n in ${HS_CHECK_RANKS:-4}; do
       local reps=$((HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1)) t_own=()
       for r in $(seq "$reps"); do
@@ -119,7 +164,7 @@ monc_check() {
       if [ ${#t_own[@]} -eq 0 ]; then
         local ran=no
         monc_run "$w/dropin/build/bin/monc_driver.exe" "$w/run-p2p-$n" "$n" "$mpi" >/dev/null && ran=yes
-        hs_table_row stratus-16x16 "$n" "(MONC's own)" "$mpi" skipped \
+        hs_table_row "$monc_label" "$n" "(MONC's own)" "$mpi" skipped \
           "nothing to compare with: MONC's own module stops ($(grep -m1 -i 'error' "$w/run-own-$n/run.log" || true)); the drop-in (p2p) runs to the end: $ran"
         continue
       fi
@@ -127,25 +172,27 @@ monc_check() {
       for t in $(hs_transports "$mpi"); do
         local env=(HALOSWAP_TRANSPORT="$t") ms=()
         [ "$t" = shmem ] && env+=(HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma)
+        t0=$(date +%s.%N)
         for r in $(seq "$reps"); do
           ms+=("$(monc_run "$w/dropin/build/bin/monc_driver.exe" "$w/run-$t-$n" "$n" "$mpi" "${env[@]}")") ||
             { ms=(); break; }
         done
         if [ ${#ms[@]} -eq 0 ]; then
-          hs_table_row stratus-16x16 "$n" "$t" "$mpi" FAILED "$(tail -3 "$w/run-$t-$n/run.log" | tr '\n' ' ')"
+          hs_table_row "$monc_label" "$n" "$t" "$mpi" FAILED "$(tail -3 "$w/run-$t-$n/run.log" | tr '\n' ' ')"
           continue
         fi
+        HS_RUN_SECS=$(hs_since "$t0")
         local cmp; cmp=$({ "$bitdiff" "$w/run-own-$n/dump.nc" "$w/run-$t-$n/dump.nc" || true; } | head -3 | tr '\n' ' ')
         local detail="checkpoint: $cmp"
         [ "$HS_CHECK_BENCH" -gt 0 ] && detail="$detail; timestepping ms median of $reps: own $own_ms, drop-in $(printf '%s\n' "${ms[@]}" | monc_median)"
         case $cmp in
-          identical*) hs_table_row stratus-16x16 "$n" "$t" "$mpi" identical "$detail" ;;
-          *) hs_table_row stratus-16x16 "$n" "$t" "$mpi" DIFFERS "$detail" ;;
+          identical*) hs_table_row "$monc_label" "$n" "$t" "$mpi" identical "$detail" ;;
+          *) hs_table_row "$monc_label" "$n" "$t" "$mpi" DIFFERS "$detail" ;;
         esac
       done
     done
   done
-  [ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$w/own" "$w/dropin"
+  [ "$HS_CHECK_KEEP" = 1 ] || { rm -rf "$w/own" "$w/dropin"; HS_CHECK_BUILDS=""; }
   [ "$HS_CHECK_FAILS" -eq 0 ]
 }
 

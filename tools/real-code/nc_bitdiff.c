@@ -1,7 +1,11 @@
-/* nc_bitdiff A.nc B.nc: compares every variable of two netCDF files bit for bit (names, types,
- * shapes and the bytes of every value); attributes are ignored (they hold creation times).
- * Prints one line per differing variable and a summary; exit 0 identical, 1 different, 2 error.
+/* nc_bitdiff A.nc B.nc: compares two netCDF files bit for bit. Scope: the root group's
+ * dimensions (names and lengths) and variables (names, types, shapes and the bytes of every
+ * value). Not compared: attributes (they hold creation times) and sub-groups (netCDF-4 groups
+ * are named in a note; none of the codes checked writes any).
+ * Prints one line per difference, for a variable how many values differ and, for a numeric
+ * type, the largest difference, then a summary; exit 0 identical, 1 different, 2 error.
  * Used by every real-code check (common.sh's hs_nc_bitdiff); cc nc_bitdiff.c -lnetcdf */
+#include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,58 @@ static size_t var_len(int nc, int v) {
   return n;
 }
 
+/* Value i of a buffer of type t as a double; 0 with *ok = 0 for a non-numeric type. */
+static double value(nc_type t, const unsigned char *p, size_t i, int *ok) {
+  *ok = 1;
+  switch (t) {
+  case NC_BYTE: return ((const signed char *)p)[i];
+  case NC_UBYTE: return ((const unsigned char *)p)[i];
+  case NC_SHORT: return ((const short *)p)[i];
+  case NC_USHORT: return ((const unsigned short *)p)[i];
+  case NC_INT: return ((const int *)p)[i];
+  case NC_UINT: return ((const unsigned int *)p)[i];
+  case NC_INT64: return (double)((const long long *)p)[i];
+  case NC_UINT64: return (double)((const unsigned long long *)p)[i];
+  case NC_FLOAT: return ((const float *)p)[i];
+  case NC_DOUBLE: return ((const double *)p)[i];
+  default: *ok = 0; return 0;
+  }
+}
+
+/* Dimensions of the root group: same count, names and lengths. Returns the differences. */
+static int compare_dims(int a, int b, const char *fb) {
+  int nda, ndb, bad = 0;
+  nc_inq_ndims(a, &nda);
+  nc_inq_ndims(b, &ndb);
+  if (nda != ndb) {
+    printf("dimension count: %d vs %d\n", nda, ndb);
+    bad++;
+  }
+  for (int d = 0; d < nda; d++) {
+    char name[NC_MAX_NAME + 1];
+    size_t la, lb;
+    int e;
+    nc_inq_dim(a, d, name, &la);
+    if (nc_inq_dimid(b, name, &e)) {
+      printf("dimension %s: missing in %s\n", name, fb);
+      bad++;
+      continue;
+    }
+    nc_inq_dimlen(b, e, &lb);
+    if (la != lb) {
+      printf("dimension %s: length %zu vs %zu\n", name, la, lb);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+static void note_groups(int nc, const char *file) {
+  int ng = 0;
+  if (nc_inq_grps(nc, &ng, NULL) == NC_NOERR && ng > 0)
+    printf("note: %s has %d sub-group(s); only the root group is compared\n", file, ng);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: nc_bitdiff A.nc B.nc\n");
@@ -34,7 +90,9 @@ int main(int argc, char **argv) {
   int a, b, st;
   if ((st = nc_open(argv[1], NC_NOWRITE, &a))) return fail("cannot open", argv[1], st);
   if ((st = nc_open(argv[2], NC_NOWRITE, &b))) return fail("cannot open", argv[2], st);
-  int nva, nvb, bad = 0, checked = 0;
+  note_groups(a, argv[1]);
+  note_groups(b, argv[2]);
+  int nva, nvb, bad = compare_dims(a, b, argv[2]), checked = 0;
   nc_inq_nvars(a, &nva);
   nc_inq_nvars(b, &nvb);
   if (nva != nvb) {
@@ -64,13 +122,24 @@ int main(int argc, char **argv) {
     if (!pa || !pb) return fprintf(stderr, "nc_bitdiff: out of memory\n"), 2;
     if ((st = nc_get_var(a, v, pa))) return fail("cannot read", name, st);
     if ((st = nc_get_var(b, w, pb))) return fail("cannot read", name, st);
-    size_t ndiff = 0, first = 0;
+    size_t ndiff = 0, first = 0, worst_at = 0;
+    double worst = -1;
+    int numeric = 1;
     for (size_t i = 0; i < na; i++)
       if (memcmp(pa + i * sz, pb + i * sz, sz)) {
         if (!ndiff) first = i;
         ndiff++;
+        double d = fabs(value(ta, pa, i, &numeric) - value(ta, pb, i, &numeric));
+        if (isnan(d)) d = INFINITY; /* a NaN on one side only */
+        if (numeric && d > worst) worst = d, worst_at = i;
       }
-    if (ndiff) {
+    if (ndiff && numeric) {
+      int ok;
+      printf("%s: %zu of %zu values differ, largest difference %.6g (at value %zu: %.17g vs "
+             "%.17g)\n", name, ndiff, na, worst, worst_at, value(ta, pa, worst_at, &ok),
+             value(ta, pb, worst_at, &ok));
+      bad++;
+    } else if (ndiff) {
       printf("%s: %zu of %zu values differ (first at %zu)\n", name, ndiff, na, first);
       bad++;
     }
@@ -80,6 +149,7 @@ int main(int argc, char **argv) {
   }
   nc_close(a);
   nc_close(b);
-  printf("%s: %d variables compared, %d differ\n", bad ? "DIFFERENT" : "identical", checked, bad);
+  printf("%s: %d variables compared, %d differences\n", bad ? "DIFFERENT" : "identical", checked,
+         bad);
   return bad ? 1 : 0;
 }

@@ -20,35 +20,77 @@
 #       default for Open MPI: Debian's /usr/lib/x86_64-linux-gnu/netcdf/mpi. Without one,
 #       the multi-rank rows are skipped (the runs would write no file).
 #   PC_VERIFY (1): 0 builds and times only (--bench), without the bit-for-bit rows.
-#   PC_GRID ("16 16 16"), PC_SEEDS ("1 2 3"): benchmark_verify's case (--nppc 40
+#   PC_GRID ("16 16 16", or --size), PC_SEEDS ("1 2 3"): benchmark_verify's case (--nppc 40
 #       --min-vratio 40, upstream's defaults). Upstream's p2p graph slows down steeply with
-#       the grid (docs/parcel-clustering.md), hence 16^3.
+#       the grid (docs/parcel-clustering.md), hence 16^3. --input FILE...: the user's parcel
+#       files (each read as benchmark_verify's initial_0000000001_parcels.nc) in place of the
+#       seeds, on the grid --size gives; PC_VERIFY_ARGS: more benchmark_verify arguments for
+#       them (e.g. "--lx 2 --ly 2 --lz 1 --min-vratio 20"), the same for both variants.
 #   PC_BENCH_GRIDS ("16 32"): cubic grids of the --bench table; PC_BENCH_P2P_MAX (16): the
 #       largest of them on which upstream's p2p is timed too (it takes minutes at 32^3);
 #   PC_BENCH_RANKS ("2 4"): rank counts of the --bench table (--ranks sets the verify ones).
 
 pc_fail() { echo "check-real-code parcel-clustering: $*" >&2; exit 2; }
 
+hs_options parcel-clustering --input --size
+pc_grid=(${HS_CHECK_SIZE:-${PC_GRID:-16 16 16}})
+[ ${#pc_grid[@]} -eq 3 ] && [[ "${pc_grid[*]}" =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*$ ]] ||
+  pc_fail "--size '${pc_grid[*]}': the grid, three cell counts \"NX NY NZ\" (benchmark_verify's --nx --ny --nz)"
+pc_seeds=${PC_SEEDS:-1 2 3}
+# The user's parcel files (--input) replace the seeds: each is one case.
+pc_files=()
+while IFS= read -r f; do [ -z "$f" ] || pc_files+=("$f"); done <<<"$HS_CHECK_INPUTS"
+[ ${#pc_files[@]} -eq 0 ] || pc_seeds=$(seq -s ' ' ${#pc_files[@]})
+pc_ranks=${HS_CHECK_RANKS:-1 2 3 4}
+pc_timeout=900
+pc_label() {
+  local what="verify ${pc_grid[0]}x${pc_grid[1]}x${pc_grid[2]}"
+  [ "$1" != 1 ] || what="random ${pc_grid[0]}x${pc_grid[1]}x${pc_grid[2]}"
+  [ ${#pc_files[@]} -eq 0 ] || what="verify your ${#pc_files[@]} file(s)"
+  echo "$what"
+}
+
+if [ "$HS_CHECK_LIST" = 1 ]; then
+  # estimated from docs/parcel-clustering.md's results, not measured by the check: a build,
+  # a launch at 16^3
+  echo "parcel-clustering check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  for m in $HS_CHECK_MPIS; do
+    bes=${HS_CHECK_TRANSPORTS:-p2p rma rma-epoch}
+    echo "$m: upstream's p2p graph and haloswap's back ends: $bes$([ -n "$HS_CHECK_TRANSPORTS" ] ||
+      echo " (and shmem with an OpenSHMEM)")"
+    # shellcheck disable=SC2086
+    nb=$(hs_count $bes)
+    hs_list_build "upstream ($m)" 150
+    hs_list_build "haloswap's graph ($m)" 150
+    [ "$HS_CHECK_MODE" = build ] && continue
+    # per seed (or file) and rank count: upstream once, each back end once (1 rank: benchmark_random)
+    # shellcheck disable=SC2086
+    ranks=$pc_ranks
+    # Debian's netCDF writes in parallel with Open MPI only (NETCDF_C_DIR_mpich: one for MPICH)
+    [ "$m" = openmpi ] || [ -n "${NETCDF_C_DIR_mpich:-}" ] || ranks=$(echo "$ranks" | grep -ow 1 || true)
+    [ "${PC_VERIFY:-1}" = 0 ] || hs_list_runs "$(pc_label 2)" "$ranks" $(($(hs_count $pc_seeds) * (nb + 1))) 10
+    [ "$HS_CHECK_BENCH" -eq 0 ] || hs_list_runs "bench ($HS_CHECK_BENCH rounds)" "${PC_BENCH_RANKS:-2 4}" \
+      $((HS_CHECK_BENCH * (nb + 3) * $(hs_count ${PC_BENCH_GRIDS:-16 32}))) 20
+  done
+  hs_list_end "parcel-clustering, estimated: ~150 s a build, ~10 s a launch at 16^3"
+fi
+
 [ -f "$HS_CHECK_SRC/src/parcels/parcel_nearest_graph.f90" ] && [ -f "$HS_CHECK_SRC/configure.ac" ] ||
   pc_fail "$HS_CHECK_SRC is not a parcel-clustering checkout (no src/parcels/parcel_nearest_graph.f90)"
-for tool in autoreconf libtoolize pkg-config; do
-  command -v $tool >/dev/null || pc_fail "$tool is needed to build parcel-clustering (Debian: autoconf automake libtool pkg-config)"
-done
+pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
+case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
+hs_apt parcel-clustering "${pc_pkgs[@]}"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI 4.1's OSHMEM crashes at exit with the rdma one-sided component; every variant of a
 # run gets the same setting, so upstream's rma is timed under it too.
 export OMPI_MCA_osc=^rdma
-pc_grid=(${PC_GRID:-16 16 16})
-pc_seeds=${PC_SEEDS:-1 2 3}
-pc_ranks=${HS_CHECK_RANKS:-1 2 3 4}
 pc_dropin=$HS_CHECK_ROOT/fortran/parcel-clustering
-pc_timeout=900
 rm -rf "$HS_CHECK_WORK"
 mkdir -p "$HS_CHECK_WORK"
 cp -a "$HS_CHECK_SRC" "$HS_CHECK_WORK/src-upstream"
 (cd "$HS_CHECK_WORK/src-upstream" && git rev-parse HEAD 2>/dev/null) > "$HS_CHECK_WORK/commit" || true
-echo "parcel-clustering at $(cat "$HS_CHECK_WORK/commit" 2>/dev/null || echo '(not a git checkout)')"
+hs_progress "parcel-clustering at $(cat "$HS_CHECK_WORK/commit" 2>/dev/null || echo '(not a git checkout)')"
 if [ ! -x "$HS_CHECK_WORK/src-upstream/configure" ]; then
   (cd "$HS_CHECK_WORK/src-upstream" && autoreconf --install --force) > "$HS_CHECK_WORK/bootstrap.log" 2>&1 ||
     pc_fail "autoreconf failed: $HS_CHECK_WORK/bootstrap.log"
@@ -121,7 +163,6 @@ pc_backends() {
 
 pc_bitdiff=$(hs_nc_bitdiff)
 
-hs_table_header
 for m in $HS_CHECK_MPIS; do
   hs_install "$m" "$HS_CHECK_WORK/haloswap-$m"
   pc_shim=""
@@ -130,25 +171,36 @@ for m in $HS_CHECK_MPIS; do
   backends=$(pc_backends "$m")
   built=1
   for v in upstream haloswap; do
+    t0=$(date +%s.%N)
+    hs_progress "$v ($m): building in $HS_CHECK_WORK/build-$v-$m"
     if ! pc_build "$m" "$v"; then
       echo "build of $v with $m failed: see $HS_CHECK_WORK/build-$v-$m/{configure,make}.log" >&2
       built=0
+    else
+      hs_progress "$v ($m): built in $(hs_since "$t0") s"
+      hs_kept "$v ($m)" "$HS_CHECK_WORK/build-$v-$m (rebuild: make -C $HS_CHECK_WORK/build-$v-$m)"
     fi
   done
   up=$HS_CHECK_WORK/build-upstream-$m/src hs=$HS_CHECK_WORK/build-haloswap-$m/src
   grid=(--nx "${pc_grid[0]}" --ny "${pc_grid[1]}" --nz "${pc_grid[2]}")
-  [ "${PC_VERIFY:-1}" = 0 ] && continue
+  # shellcheck disable=SC2206
+  [ ${#pc_files[@]} -eq 0 ] || grid+=(${PC_VERIFY_ARGS:-})
+  [ "${PC_VERIFY:-1}" = 0 ] || [ "$HS_CHECK_MODE" = build ] && continue
+  [ -z "$pc_shim" ] || hs_say_env "$m" "LD_PRELOAD=$pc_shim (with more ranks than the $(nproc) cores)"
   for n in $pc_ranks; do
     for b in $backends; do
-      result=identical detail=""
+      result=identical detail="" t0=$(date +%s.%N)
       if [ $built = 0 ]; then
         result=FAILED detail="build failed (logs in $HS_CHECK_WORK)"
       elif [ "$n" -gt 1 ] && [ $pc_parallel = 0 ]; then
         result=skipped detail="no parallel netCDF for $m (NETCDF_C_DIR_$m): several ranks write no file"
+      elif [ "$n" = 1 ] && [ ${#pc_files[@]} -gt 0 ]; then
+        result=skipped detail="1 rank: benchmark_verify merges serially, without a graph"
       fi
       for s in $pc_seeds; do
         [ "$result" = identical ] || break
         d=$HS_CHECK_WORK/run-$m/seed$s
+        [ ${#pc_files[@]} -eq 0 ] || d=$HS_CHECK_WORK/run-$m/file$s
         if [ "$n" = 1 ]; then
           # benchmark_verify's 1-rank merge is serial: compare benchmark_random's statistics,
           # with upstream's rma graph (at 1 rank upstream's p2p graph is its own neighbour
@@ -167,7 +219,10 @@ for m in $HS_CHECK_MPIS; do
           fi
           continue
         fi
-        if [ ! -f "$d/initial_0000000001_parcels.nc" ]; then
+        if [ ${#pc_files[@]} -gt 0 ]; then
+          mkdir -p "$d"
+          ln -sf "${pc_files[$((s - 1))]}" "$d/initial_0000000001_parcels.nc"
+        elif [ ! -f "$d/initial_0000000001_parcels.nc" ]; then
           mkdir -p "$d"
           pc_run "$m" 1 "$d" -- "$up/benchmark_verify" --setup-parcels "${grid[@]}" --seed "$s" ||
             true
@@ -183,18 +238,20 @@ for m in $HS_CHECK_MPIS; do
         pc_run "$m" "$n" "$d/np$n-$b" HALOSWAP_RA_BACKEND=$b -- "$hs/benchmark_verify" \
             "${grid[@]}" || true
         out=$d/np$n-$b/parallel_final_0000000001_parcels.nc
+        what="seed $s"
+        [ ${#pc_files[@]} -eq 0 ] || what=$(basename "${pc_files[$((s - 1))]}")
         if [ ! -f "$ref" ] || [ ! -f "$out" ]; then
-          result=FAILED detail="seed $s: no merged parcels written (logs in $d)"
+          result=FAILED detail="$what: no merged parcels written (logs in $d)"
         elif ! "$pc_bitdiff" "$ref" "$out" > "$d/np$n-$b/diff" 2>&1; then
-          result=DIFFERS detail="seed $s: $(head -1 "$d/np$n-$b/diff")"
+          result=DIFFERS detail="$what: $(grep -v '^DIFFERENT' "$d/np$n-$b/diff" | head -1)"
+        elif [ ${#pc_files[@]} -gt 0 ]; then
+          detail="every variable of the merged parcels of each file"
         else
           detail="seeds ${pc_seeds// /,}: every variable of the merged parcels"
         fi
       done
-      prog=verify
-      [ "$n" = 1 ] && prog=random
-      hs_table_row "$prog ${pc_grid[0]}x${pc_grid[1]}x${pc_grid[2]}" "$n" "$b" "$m" "$result" \
-        "$detail"
+      HS_RUN_SECS=$(hs_since "$t0")
+      hs_table_row "$(pc_label "$n")" "$n" "$b" "$m" "$result" "$detail"
     done
   done
 done
@@ -205,7 +262,7 @@ done
 pc_csv_column() { # FILE COLUMN-NAME: the value of that column in the data row
   awk -F, -v name="$2" 'NR==1{for(i=1;i<=NF;i++) if($i==name) c=i} NR==2&&c{print $c+0}' "$1"
 }
-if [ "$HS_CHECK_BENCH" -gt 0 ]; then
+if [ "$HS_CHECK_BENCH" -gt 0 ] && [ "$HS_CHECK_MODE" != build ]; then
   bench=$HS_CHECK_WORK/bench
   mkdir -p "$bench"
   : > "$bench/times"
@@ -254,7 +311,6 @@ if [ "$HS_CHECK_BENCH" -gt 0 ]; then
     tee "$HS_CHECK_WORK/bench-table"
 fi
 
-echo
-echo "$HS_CHECK_FAILS row(s) not identical; work directory $HS_CHECK_WORK"
-[ "$HS_CHECK_KEEP" = 1 ] || [ "$HS_CHECK_FAILS" -gt 0 ] || rm -rf "$HS_CHECK_WORK"
+hs_progress "$HS_CHECK_FAILS row(s) not identical; work directory $HS_CHECK_WORK"
+[ "$HS_CHECK_KEEP" = 1 ] || [ "$HS_CHECK_FAILS" -gt 0 ] || { rm -rf "$HS_CHECK_WORK"; HS_CHECK_BUILDS=""; }
 [ "$HS_CHECK_FAILS" = 0 ]

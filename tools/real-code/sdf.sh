@@ -17,30 +17,35 @@ sdf_transport_env() {
 
 # sdf_launch_env MPI: Open MPI: ROMIO, because its default MPI-IO (OMPIO) writes variables whose
 # per-rank file views overlap (node and face values) differently from run to run at 8 ranks,
-# with the codes' own modules too. MPICH: the idle shim for oversubscribed runs.
+# with the codes' own modules too. MPICH: the idle shim for oversubscribed runs (hs_run_env).
 sdf_launch_env() {
   case $1 in
     openmpi) echo OMPI_MCA_io=romio321 ;;
-    mpich) echo "LD_PRELOAD=$(hs_build_dir mpich)/libhs_idle_yield.so" ;;
+    *) hs_run_env "$1" ;;
   esac
 }
 
 # sdf_compare_dirs REF OUT [--ignore ID]...: every SDF file of REF against OUT's of that name;
-# prints "identical|DIFFERS detail" (one line).
+# prints "identical|DIFFERS detail" (one line; a difference: its first block, how many values
+# differ and the largest difference).
 sdf_compare_dirs() {
-  local ref=$1 out=$2 f files=0 bad=0 blocks=0 res
+  local ref=$1 out=$2 f files=0 bad=0 blocks=0 res first=""
   shift 2
   for f in "$ref"/*.sdf; do
     [ -e "$f" ] || continue
     files=$((files + 1))
-    res=$(python3 "$HS_CHECK_ROOT/tools/real-code/sdf_compare.py" "$f" "$out/$(basename "$f")" \
-          "$@" 2>&1) || bad=$((bad + 1))
+    if ! res=$(python3 "$HS_CHECK_ROOT/tools/real-code/sdf_compare.py" "$f" \
+                 "$out/$(basename "$f")" "$@" 2>&1); then
+      bad=$((bad + 1))
+      # the first difference named: block, how many values, the largest difference
+      [ -n "$first" ] || first="; $(basename "$f"): $(head -1 <<<"$res")"
+    fi
     blocks=$((blocks + $(echo "$res" | sed -n 's/^sdf_compare: \([0-9]*\) blocks.*/\1/p')))
   done
   if [ "$files" -gt 0 ] && [ "$bad" -eq 0 ]; then
     echo "identical $files dumps, $blocks blocks"
   else
-    echo "DIFFERS $bad of $files dumps differ"
+    echo "DIFFERS $bad of $files dumps differ$first"
   fi
 }
 
@@ -50,24 +55,29 @@ sdf_compare_dirs() {
 # with its output in DIR/DATA and its log in DIR/run.log; `LABEL CASE` names the case in the
 # table. One row per run.
 sdf_matrix() {
-  local mpi=$1 work=$2 run=$3 data=$4 label=$5 cases=$6 c n t res name
+  local mpi=$1 work=$2 run=$3 data=$4 label=$5 cases=$6 c n t res name t0
   shift 6
-  hs_table_header
   for c in $cases; do
     name=$($label "$c")
     for n in ${HS_CHECK_RANKS:-$sdf_ranks}; do
+      t0=$(date +%s.%N)
       if ! $run "$work/own" "$mpi" "$n" "$c"; then
+        HS_RUN_SECS=$(hs_since "$t0")
         hs_table_row "$name" "$n" own "$mpi" FAILED "see $work/own/run.log"
         continue
       fi
+      hs_progress "$name, $n ranks, the code's own module, $mpi: ran (run $(hs_since "$t0") s)"
       rm -rf "$work/ref" && mv "$work/own/$data" "$work/ref"
       for t in $(hs_transports "$mpi"); do
+        t0=$(date +%s.%N)
         # shellcheck disable=SC2046
         if ! $run "$work/drop-in" "$mpi" "$n" "$c" $(sdf_transport_env "$t"); then
+          HS_RUN_SECS=$(hs_since "$t0")
           hs_table_row "$name" "$n" "$t" "$mpi" FAILED "$(grep -m1 -A1 ERROR \
             "$work/drop-in/run.log" | tail -1 | cut -c1-100)"
           continue
         fi
+        HS_RUN_SECS=$(hs_since "$t0")
         res=$(sdf_compare_dirs "$work/ref" "$work/drop-in/$data" "$@")
         hs_table_row "$name" "$n" "$t" "$mpi" "${res%% *}" "${res#* }"
       done
@@ -121,12 +131,16 @@ codewhat %s
 }
 
 # sdf_stamp MPI [PREFIX]: what a build depends on (the checkout's commit and changes, our case
-# files, the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
+# files and the user's compiled in (--input, sdf_inputs_compiled=1), the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
 sdf_stamp() {
+  local f
   { (cd "$HS_CHECK_SRC" && git rev-parse HEAD && git diff && git submodule status --recursive) \
       2>/dev/null || true
     echo "$1 ${HS_EPOCH_DEFINE:-}"
     cat "$HS_CHECK_ROOT/tools/real-code/$HS_CHECK_CODE"/*
+    # the user's inputs when they are compiled in (Lare3d's src/*.f90; not EPOCH's decks)
+    [ "${sdf_inputs_compiled:-0}" = 0 ] ||
+      while IFS= read -r f; do [ -z "$f" ] || cat "$f"; done <<<"$HS_CHECK_INPUTS"
     [ -z "${2:-}" ] || cat "$2"/lib/lib*.a "$2"/share/haloswap/*/*
   } 2>/dev/null | sha1sum | cut -c1-16
 }
@@ -140,13 +154,24 @@ sdf_prepare() {
   sdf_copy "$HS_CHECK_SRC" "$1"
 }
 
+# sdf_build LABEL BUILD DIR MPI [PREFIX]: one build with its progress lines; DIR/hs-rebuild.sh
+# (written by BUILD) repeats it.
+sdf_build() {
+  local t0
+  t0=$(date +%s.%N)
+  hs_progress "$1 ($4): building in $3"
+  $2 "$3" "$4" ${5:+"$5"} || return 1
+  hs_progress "$1 ($4): built in $(hs_since "$t0") s"
+  hs_kept "$1 ($4)" "$3 (rebuild: sh $3/hs-rebuild.sh)"
+}
+
 # sdf_check BUILD RUN DATA LABEL "CASES" BENCH_CASE SECONDS SPEC STEPS WHAT [compare args]:
 # the whole check of an SDF code for every MPI library (--mpi): haloswap installed, two copies
 # of the checkout built by `BUILD DIR MPI [PREFIX [LINK]]` (the own routines, then the drop-in
 # from PREFIX; LINK: link options, given when relinking with the bench instrument), sdf_matrix
-# over CASES, and with --bench sdf_bench of BENCH_CASE (SPEC: the routines timed, STEPS per
-# run, WHAT the code's own measure); then the scratch directory goes (unless --keep) and the
-# script exits.
+# over CASES (not with --build-only or --bench-only), and with --bench sdf_bench of BENCH_CASE
+# (SPEC: the routines timed, STEPS per run, WHAT the code's own measure); then the scratch
+# directory goes (unless --keep) and the script exits.
 sdf_check() {
   local build=$1 run=$2 data=$3 label=$4 cases=$5 bcase=$6 secs=$7 spec=$8 steps=$9
   local what=${10} mpi work
@@ -155,11 +180,14 @@ sdf_check() {
     work=$HS_CHECK_WORK/$mpi
     mkdir -p "$work"
     hs_install "$mpi" "$work/haloswap"
-    sdf_prepare "$work/own" "$mpi" && $build "$work/own" "$mpi" &&
+    # shellcheck disable=SC2046
+    hs_say_env "$mpi" $(sdf_launch_env "$mpi")
+    sdf_prepare "$work/own" "$mpi" && sdf_build "the code's own module" "$build" "$work/own" "$mpi" &&
       sdf_stamp "$mpi" >"$work/own/.hs-stamp" || exit 1
     sdf_prepare "$work/drop-in" "$mpi" "$work/haloswap" &&
-      $build "$work/drop-in" "$mpi" "$work/haloswap" &&
+      sdf_build "haloswap's drop-in" "$build" "$work/drop-in" "$mpi" "$work/haloswap" &&
       sdf_stamp "$mpi" "$work/haloswap" >"$work/drop-in/.hs-stamp" || exit 1
+    [ "$HS_CHECK_MODE" = build ] && continue
     [ "$HS_CHECK_BENCH_ONLY" = 1 ] || sdf_matrix "$mpi" "$work" "$run" "$data" "$label" "$cases" "$@"
     if [ "$HS_CHECK_BENCH" -gt 0 ]; then
       echo
@@ -169,6 +197,27 @@ sdf_check() {
         HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
     fi
   done
-  [ "$HS_CHECK_KEEP" = 1 ] || rm -rf "$HS_CHECK_WORK"
+  [ "$HS_CHECK_KEEP" = 1 ] || { rm -rf "$HS_CHECK_WORK"; HS_CHECK_BUILDS=""; }
   exit $((HS_CHECK_FAILS > 0))
+}
+
+# sdf_list LABEL "CASES" BUILD_S RUN_S: --list for an SDF code (two builds per MPI library; per
+# case and rank count the own module and each transport); BUILD_S and RUN_S: measured seconds.
+sdf_list() {
+  local mpi c nt ts
+  echo "$HS_CHECK_CODE check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  for mpi in $HS_CHECK_MPIS; do
+    ts=$(echo $(hs_list_transports "$mpi"))
+    # shellcheck disable=SC2086
+    nt=$(hs_count $ts)
+    echo "$mpi: the own module and $nt transports: $ts"
+    hs_list_build "the code's own module ($mpi)" "$3"
+    hs_list_build "haloswap's drop-in ($mpi)" "$3"
+    [ "$HS_CHECK_MODE" = build ] && continue
+    [ "$HS_CHECK_BENCH_ONLY" = 1 ] ||
+      for c in $2; do hs_list_runs "$($1 "$c")" "${HS_CHECK_RANKS:-$sdf_ranks}" $((nt + 1)) "$4"; done
+    [ "$HS_CHECK_BENCH" -eq 0 ] ||
+      hs_list_runs "bench ($HS_CHECK_BENCH rounds)" "${HS_BENCH_RANKS:-2 4}" \
+        $(((nt + 1) * HS_CHECK_BENCH + 1)) "$4"
+  done
 }

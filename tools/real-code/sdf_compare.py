@@ -8,13 +8,47 @@ location, id, data length, block type, data type, dims, name, info length), its 
   sdf_compare.py A.sdf B.sdf [--ignore ID]... [--list]
 
 Run-info blocks (build and run dates, host) are always skipped; --ignore skips more block ids
-(EPOCH's wall-clock "elapsed_time"). Prints one line per differing block and a summary; exit
-status 0 when every compared block is identical, 1 otherwise, 2 on a read error."""
+(EPOCH's wall-clock "elapsed_time"). Scope: every other block of the file, its metadata (name,
+type, dimensions, info: mesh, units, stagger, ...) and its data bytes, the file header's step
+and time. Prints one line per differing block (for data of a numeric type: how many values
+differ and the largest difference) and a summary; exit status 0 when every compared block is
+identical, 1 otherwise, 2 on a read error."""
+import array
+import math
 import struct
 import sys
 
 RUN_INFO = 7
 ID_LENGTH = 32
+# SDF data types with a fixed-size element: array type code (1 int4, 2 int8, 3 real4, 4 real8)
+NUMERIC = {1: "i", 2: "q", 3: "f", 4: "d"}
+TYPE_NAME = {1: "int32", 2: "int64", 3: "float32", 4: "float64"}
+
+
+def data_diff(dtype, a, b, swap):
+    """How two equal-length data payloads differ: 'K of N TYPE values differ, largest
+    difference D (at I: A vs B)', or a byte count for non-numeric data."""
+    code = NUMERIC.get(dtype)
+    if code is None or len(a) != len(b) or len(a) % array.array(code).itemsize:
+        nb = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+        return f"{nb} of {max(len(a), len(b))} bytes differ"
+    va, vb = array.array(code, a), array.array(code, b)
+    if swap:
+        va.byteswap()
+        vb.byteswap()
+    size = va.itemsize
+    ndiff, worst, where = 0, -1.0, 0
+    for i in range(len(va)):
+        if a[i * size:(i + 1) * size] == b[i * size:(i + 1) * size]:
+            continue
+        ndiff += 1
+        d = abs(va[i] - vb[i])
+        if math.isnan(d):
+            d = math.inf
+        if d > worst:
+            worst, where = d, i
+    return (f"{ndiff} of {len(va)} {TYPE_NAME[dtype]} values differ, largest difference "
+            f"{worst:.6g} (at value {where}: {va[where]!r} vs {vb[where]!r})")
 
 
 def blocks(path):
@@ -29,7 +63,7 @@ def blocks(path):
     nblocks, header_len, step = struct.unpack_from(e + "iii", data, 68)
     (time,) = struct.unpack_from(e + "d", data, 80)
     (string_len,) = struct.unpack_from(e + "i", data, 96)
-    out = {"step": step, "time": time, "blocks": []}
+    out = {"step": step, "time": time, "blocks": [], "swap": (e == ">") != (sys.byteorder == "big")}
     loc = first
     for _ in range(nblocks):
         nxt, dloc = struct.unpack_from(e + "qq", data, loc)
@@ -84,9 +118,11 @@ def main(argv):
         other = bmap[bid]
         compared += 1
         nbytes += len(blk[6])
-        if blk[1:] != other[1:]:
-            what = "data" if blk[6] != other[6] else "metadata"
-            bad.append(f"block {bid} ({name}): {what} differs")
+        if blk[1:6] != other[1:6]:
+            bad.append(f"block {bid} ({name}): metadata differs")
+        elif blk[6] != other[6]:
+            bad.append(f"block {bid} ({name}): data differs: "
+                       f"{data_diff(blk[3], blk[6], other[6], a['swap'])}")
         elif listing:
             print(f"block {bid} ({name}): identical, {len(blk[6])} data bytes")
     for line in bad:

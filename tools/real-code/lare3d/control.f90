@@ -1,7 +1,9 @@
 ! haloswap's small Lare3d case (tools/real-code/lare3d.sh writes it into its copy of the user's
-! checkout; it is not Lare3d's file). Read at run time, so one build serves every case:
+! checkout; it is not Lare3d's file). Read at run time, so one build serves every case (the
+! check sets them from --size, --steps, --layout):
 !   HS_LARE3D_N      cells per axis (default 32)      HS_LARE3D_STEPS  steps (default 40)
-!   HS_LARE3D_BC     user (walls, default) | periodic HS_LARE3D_PROCS  "px py pz" (default 0 0 0)
+!   HS_LARE3D_BC     user (walls, default) | periodic HS_LARE3D_PROCS  "px py pz": nprocx,
+!                                                     nprocy, nprocz (default 0 0 0: MPI's)
 ! An ideal resistive gas with a pressure pulse in an oblique field and a shear flow
 ! (initial_conditions.f90), so every exchange carries changing data.
 MODULE control

@@ -14,8 +14,9 @@
 !!   EPOCH adopts it (the kept exchanges are made again) and after it goes back;
 !! - the explicit-length exchanges' plan cache: repeats of a shape reuse its plan, another
 !!   type, another split, a split that changes some ranks' extents only (the others pass the
-!!   lengths of a kept plan: every rank must still make a new one), eviction of the least
-!!   recently used beyond 4; every call's points against the oracle, the counts on every rank.
+!!   lengths of a kept plan: every rank must still make a new one), the slices, eviction of
+!!   the least recently used beyond 8; every call's points against the oracle, the counts on
+!!   every rank.
 !! Three configurations: everything periodic, everything walled, and mixed (x periodic; y
 !! particles periodic but fields not; z walled). The default transport on all three, every
 !! registered transport on one, rotating with the rank count (slices and load balancing with
@@ -435,7 +436,7 @@ contains
     deallocate(ex)
   end subroutine check_balance
 
-  ! The explicit-length plans' cache (at most 4, least recently used out), from empty: the
+  ! The explicit-length plans' cache (at most 8, least recently used out), from empty: the
   ! shapes of the current split s0, s1 (along the first split axis, a cell from the rank with
   ! the most cells to another) and s2 (along an axis split in three or more, a cell from the
   ! rank with the most to a third rank: the remaining ranks keep s0's extents; without such an

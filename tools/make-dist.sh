@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make dist: the release tarball OUT_DIR/haloswap-VERSION.tar.gz, a Python sdist that also
 # carries the C library's sources (csrc/: the CMake project, include/, src/, cmake/ and
-# fortran/), so `pip install` of it needs no checkout and Spack builds csrc/ (spack/).
+# fortran/'s modules), so `pip install` of it needs no checkout and Spack builds csrc/ (spack/).
 # VERSION is include/haloswap.h's. Only tracked files go in (git ls-files), as they are in the
 # work tree. Usage: tools/make-dist.sh OUT_DIR
 set -euo pipefail
@@ -14,19 +14,24 @@ out="$(cd "$out" && pwd)"
 stage="$out/stage"
 rm -rf "$stage"
 mkdir -p "$stage/csrc"
-# The Python project at the top (python/ less its benchmarks), the C project under csrc/.
-git ls-files -z -- python ':!python/bench' | while IFS= read -r -d '' f; do
-  mkdir -p "$stage/$(dirname "${f#python/}")"; cp -p "$f" "$stage/${f#python/}"
-done
-git ls-files -z -- CMakeLists.txt cmake include src fortran/haloswap.F90 \
-    fortran/haloswap_geometry.F90 fortran/haloswap_ra.F90 fortran/haloswap_f.c \
-    fortran/haloswap_geometry_f.c | while IFS= read -r -d '' f; do
-  mkdir -p "$stage/csrc/$(dirname "$f")"; cp -p "$f" "$stage/csrc/$f"
-done
+# copy DEST STRIP PATHSPEC...: the tracked files PATHSPEC names, to DEST/<path less STRIP>.
+copy() {
+  local dest="$1" strip="$2" f
+  shift 2
+  git ls-files -z -- "$@" | while IFS= read -r -d '' f; do
+    mkdir -p "$dest/$(dirname "${f#"$strip"}")"; cp -p "$f" "$dest/${f#"$strip"}"
+  done
+}
+# The Python project at the top (python/ less its benchmarks), the C project under csrc/
+# (of fortran/ only the top level: the modules and their C halves, which src/ra also builds).
+copy "$stage" python/ python ':!python/bench'
+copy "$stage/csrc" "" CMakeLists.txt cmake include src ':(glob)fortran/*'
 # The version is read from the sdist's copy of the header.
-sed -i 's|^input = "../include/haloswap.h"$|input = "csrc/include/haloswap.h"|' "$stage/pyproject.toml"
-grep -q '^input = "csrc/include/haloswap.h"$' "$stage/pyproject.toml" ||
-  { echo "make-dist: python/pyproject.toml has no version input line to point at csrc/" >&2; exit 1; }
+sed -i 's|^input = "../include/|input = "csrc/include/|' "$stage/pyproject.toml"
+grep -q '^input = "csrc/include/haloswap.h"$' "$stage/pyproject.toml" || {
+  echo "make-dist: python/pyproject.toml has no version input line to point at csrc/" >&2
+  exit 1
+}
 # scikit-build-core writes the sdist (PKG-INFO, reproducible); a small venv of its own.
 venv="$out/venv"
 if ! "$venv/bin/python" -c "import scikit_build_core" 2>/dev/null; then

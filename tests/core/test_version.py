@@ -7,7 +7,8 @@ every other place that states the version must say the same:
   - python/pyproject.toml: its regex provider, applied to the file it names, gives the version
     (the sdist's name and the installed package's metadata come from it; the Python tests
     compare haloswap.__version__ with that metadata);
-  - spack/packages/haloswap/package.py lists it as its newest version.
+  - spack/packages/haloswap/package.py lists it as its newest version;
+  - README.md and docs/*.md name the release tarball (haloswap-X.Y.Z.tar.gz) with it.
 Usage: test_version.py SOURCE_DIR BUILD_DIR --hs-info HS_INFO [--fortran TEST_VERSION_F]"""
 import argparse, glob, json, os, re, subprocess, sys
 
@@ -20,7 +21,8 @@ a = ap.parse_args()
 read = lambda *p: open(os.path.join(*p), encoding="utf-8").read()
 
 header = read(a.src, "include", "haloswap.h")
-parts = [re.search(rf"^#define HS_VERSION_{k} (\d+)$", header, re.M) for k in ("MAJOR", "MINOR", "PATCH")]
+parts = [re.search(rf"^#define HS_VERSION_{k} (\d+)$", header, re.M)
+         for k in ("MAJOR", "MINOR", "PATCH")]
 if not all(parts):
     sys.exit("FAIL: include/haloswap.h lacks a #define HS_VERSION_MAJOR/MINOR/PATCH line")
 version = ".".join(m.group(1) for m in parts)
@@ -58,18 +60,26 @@ table = re.search(r"^\[tool\.scikit-build\.metadata\.version\]\n(.*?)(?=^\[|\Z)"
 if not table:
     problems.append("python/pyproject.toml has no [tool.scikit-build.metadata.version] table")
 else:
-    keys = {k: json.loads(v) for k, v in re.findall(r'^(\w+) = ("(?:[^"\\]|\\.)*")$', table.group(1), re.M)}
+    keys = {k: json.loads(v)
+            for k, v in re.findall(r'^(\w+) = ("(?:[^"\\]|\\.)*")$', table.group(1), re.M)}
     if keys.get("provider") != "scikit_build_core.metadata.regex":
         problems.append(f"python/pyproject.toml: version provider is {keys.get('provider')}")
     else:
         m = re.search(keys["regex"], read(py_dir, keys["input"]), re.M)
+        result = keys.get("result", "{value}")
         found[f"python/pyproject.toml ({keys['input']})"] = (
-            keys.get("result", "{value}").format(*m.groups(), **m.groupdict()) if m else "(no match)")
+            result.format(*m.groups(), **m.groupdict()) if m else "(no match)")
 
-spack_versions = re.findall(r'^\s*version\("([^"]+)"', read(a.src, "spack", "packages", "haloswap", "package.py"), re.M)
+spack_versions = re.findall(r'^\s*version\("([^"]+)"',
+                            read(a.src, "spack", "packages", "haloswap", "package.py"), re.M)
 numeric = [v for v in spack_versions if re.fullmatch(r"[\d.]+", v)]
 found["spack package.py (newest version)"] = (
     max(numeric, key=lambda v: tuple(map(int, v.split(".")))) if numeric else "(none)")
+
+docs = sorted(os.path.relpath(p, a.src) for p in glob.glob(os.path.join(a.src, "docs", "*.md")))
+for doc in ["README.md"] + docs:
+    for n, v in enumerate(re.findall(r"haloswap-(\d+\.\d+\.\d+)\.tar\.gz", read(a.src, doc))):
+        found[f"{doc}: tarball name #{n + 1}"] = v
 
 for where, v in found.items():
     ok = v == version

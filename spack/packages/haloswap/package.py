@@ -17,7 +17,8 @@ class Haloswap(CMakePackage):
     neighbourhood collectives, RMA, MPI shared memory, CMA, OpenSHMEM), with Fortran 2008
     drop-in modules (MONC, EPIC, Lare3d, EPOCH) and a Python package (numpy + mpi4py)."""
 
-    pypi = "haloswap/haloswap-0.1.0.tar.gz"
+    # The release tarball where PyPI serves sdists (`pypi =` works for PythonPackage only).
+    url = "https://files.pythonhosted.org/packages/source/h/haloswap/haloswap-0.1.0.tar.gz"
 
     # No release is published yet: a version gets its sha256 when its tarball is. Until
     # then install the tarball of a checkout from a mirror with --no-checksum

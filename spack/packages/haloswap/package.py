@@ -17,8 +17,10 @@ class Haloswap(CMakePackage):
     neighbourhood collectives, RMA, MPI shared memory, CMA, OpenSHMEM), with Fortran 2008
     drop-in modules (MONC, EPIC, Lare3d, EPOCH) and a Python package (numpy + mpi4py)."""
 
-    # The release tarball where PyPI serves sdists (`pypi =` works for PythonPackage only).
-    url = "https://files.pythonhosted.org/packages/source/h/haloswap/haloswap-0.1.0.tar.gz"
+    # No public download yet: the tarball comes from a mirror (spack mirror add), found there
+    # as haloswap/haloswap-VERSION.tar.gz. This url only gives that name (.invalid never
+    # resolves); a release replaces it with where the tarball is published.
+    url = "https://haloswap.invalid/haloswap-0.1.0.tar.gz"
 
     # No release is published yet: a version gets its sha256 when its tarball is. Until
     # then install the tarball of a checkout from a mirror with --no-checksum

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test test-loaded bench clean build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
+.PHONY: all deps build test test-loaded bench clean dist build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -114,6 +114,11 @@ bench-python: deps
 	@for m in $(MPIS); do bash tools/python-env.sh $$m $(BUILD)/$$m bench && \
 	  /usr/bin/mpiexec.$$m -n 2 \
 	    $(BUILD)/$$m/python/venv/bin/python python/bench/bench_python.py $(BENCH_ARGS) || exit 1; done
+
+# The release tarball $(BUILD)/dist/haloswap-<version>.tar.gz: the Python sdist, carrying the
+# C sources (csrc/) it builds the library from; Spack's package (spack/) builds the same file.
+dist:
+	@bash tools/make-dist.sh $(BUILD)/dist
 
 clean:
 	rm -rf $(BUILD)

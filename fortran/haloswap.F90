@@ -60,7 +60,7 @@ module haloswap
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, blocking_halo_swap, &
        finalise_halo_communication, haloswap_error_message, haloswap_get_stats, &
        haloswap_transport_name, haloswap_order_args, haloswap_selected_transport, &
-       haloswap_at_finalize, haloswap_flush_before_abort
+       haloswap_at_finalize, haloswap_flush_before_abort, haloswap_version
 
   !> A hook of haloswap_hooks_init, called with its ctx, the region (read it with
   !> haloswap_hook_region) and the region's contiguous buffer, z fastest, then y, then x.
@@ -210,6 +210,10 @@ module haloswap
        import :: c_ptr, c_int
        integer(c_int), value :: i
      end function c_transport_name_at
+     type(c_ptr) function c_version(major, minor, patch) bind(c, name="hs_version")
+       import :: c_ptr, c_int
+       integer(c_int), intent(out) :: major, minor, patch
+     end function c_version
      integer(c_size_t) function c_strlen(s) bind(c, name="strlen")
        import :: c_size_t, c_ptr
        type(c_ptr), value :: s
@@ -713,6 +717,17 @@ contains
   integer function haloswap_transport_count()
     haloswap_transport_count = int(c_transport_count())
   end function haloswap_transport_count
+
+  !> The library's version, "MAJOR.MINOR.PATCH" (hs_version); the parts too, if asked for.
+  function haloswap_version(major, minor, patch) result(version)
+    integer, intent(out), optional :: major, minor, patch
+    character(len=:), allocatable :: version
+    integer(c_int) :: v(3)
+    version = c_string(c_version(v(1), v(2), v(3)))
+    if (present(major)) major = int(v(1))
+    if (present(minor)) minor = int(v(2))
+    if (present(patch)) patch = int(v(3))
+  end function haloswap_version
 
   function haloswap_transport_name_at(i) result(name)
     integer, intent(in) :: i

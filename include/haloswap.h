@@ -15,8 +15,13 @@
 extern "C" {
 #endif
 
+/* The version's one source: CMake's project(), the pkg-config files and the Python package's
+ * metadata read these three lines (tests/core/test_version.py checks every place that states
+ * the version). hs_version() gives the library's own, which differs only when a program runs
+ * against another build of a shared libhaloswap than the one it was compiled with. */
 #define HS_VERSION_MAJOR 0
 #define HS_VERSION_MINOR 1
+#define HS_VERSION_PATCH 0
 #define HS_MAX_DIMS 3
 #define HS_MAX_FIELDS 1024
 
@@ -64,6 +69,10 @@ typedef enum {
 
 typedef struct hs_decomp_s *hs_decomp;
 typedef struct hs_plan_s *hs_plan;
+
+/* ---------------------------------------------------------------- version */
+/* The library's version as "MAJOR.MINOR.PATCH"; each non-NULL argument gets that part. */
+const char *hs_version(int *major, int *minor, int *patch);
 
 /* ---------------------------------------------------------------- errors */
 /* Message of the last failed call on this thread (empty if none). */

@@ -22,7 +22,7 @@ from ._decomp import Decomposition
 from ._plan import DTYPES, Field, Plan
 from ._transports import Option, TransportInfo, transport_names, transports
 
-__version__ = "%d.%d.0" % _core.VERSION
+__version__ = "%d.%d.%d" % _core.VERSION
 MAX_FIELDS: int = _core.MAX_FIELDS
 #: The MPI library this package was built against ("openmpi" or "mpich").
 MPI_FLAVOUR: str = _core.MPI_FLAVOUR

@@ -23,8 +23,6 @@ cdef extern from "haloswap.h" nogil:
         HS_OK
         HS_MAX_DIMS
         HS_MAX_FIELDS
-        HS_VERSION_MAJOR
-        HS_VERSION_MINOR
     ctypedef struct hs_decomp_s:
         pass
     ctypedef struct hs_plan_s:
@@ -41,6 +39,7 @@ cdef extern from "haloswap.h" nogil:
     ctypedef int hs_owner
     ctypedef int hs_comp_order
 
+    const char *hs_version(int *major, int *minor, int *patch)
     const char *hs_error_message()
     const char *hs_status_name(int status)
     enum:
@@ -143,7 +142,10 @@ cdef enum:
     _MAXND = 8
     _REG = 18  # 2 + 2 * _MAXND
 MAX_FIELDS = HS_MAX_FIELDS
-VERSION = (HS_VERSION_MAJOR, HS_VERSION_MINOR)
+# The C library's own version (hs_version): the package's, as its metadata reads the header's.
+cdef int _major, _minor, _patch
+hs_version(&_major, &_minor, &_patch)
+VERSION = (_major, _minor, _patch)
 
 # The MPI library this extension was compiled against (mpi.h's own macros).
 cdef extern from *:

@@ -172,3 +172,11 @@ def test_remap_option(comm, transport):
         with plan:
             plan.swap()
             assert_all(check(a, geom, 0) == 0, "remap swap")
+
+
+def test_version_is_the_libraries(comm):
+    # __version__ comes from the C library (hs_version); the installed distribution's version
+    # from pyproject.toml's reading of haloswap.h. An install from a checkout or an sdist whose
+    # C sources say another version than its metadata fails here.
+    from importlib.metadata import version
+    assert version("haloswap") == haloswap.__version__, (version("haloswap"), haloswap.__version__)

@@ -54,9 +54,9 @@ int main(int argc, char **argv) {
   }
   int rc = 0;
   if (rank == 0 && !strcmp(mode, "--help-transports"))
-    printf("haloswap %d.%d: %d transports built (HALOSWAP_TRANSPORT picks one, "
+    printf("haloswap %s: %d transports built (HALOSWAP_TRANSPORT picks one, "
            "HALOSWAP_OPTIONS adds options)\n\n",
-           HS_VERSION_MAJOR, HS_VERSION_MINOR, hs_transport_count());
+           hs_version(NULL, NULL, NULL), hs_transport_count());
   for (int i = 0; i < hs_transport_count(); i++) {
     const char *name = hs_transport_name(i);
     char why[256] = "";

@@ -54,7 +54,8 @@ def test_poll_to_done(comm, transport, variant):
         arrays = [np.empty(geom.shape, dtype=t, order=o)
                   for t, o in ((np.float64, "C"), (np.int32, "F"))]
         work = np.zeros(4096)
-        kw = dict(depth=(2, 2, 0), transport=transport, options=options(transport, variant))
+        kw = dict(depth=(2, 2, 0), transport=transport, options=options(transport, variant),
+                  axes="xyz")
         if variant == "sweep":
             kw["order"] = "sweep"
         with haloswap.Plan(d, arrays, **kw) as plan:

@@ -24,7 +24,7 @@ ep_steps=${HS_CHECK_STEPS:-${HS_EPOCH_STEPS:-40}}
 ep_layout=${HS_CHECK_LAYOUT:-0 0 0}
 ep_define=${HS_EPOCH_DEFINE:-}
 ep_density=${HS_EPOCH_DENSITY:-dens}
-for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
+[ "$HS_CHECK_LIST" = 1 ] || for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
   if [ ! -f "$HS_CHECK_SRC/$f" ]; then
     echo "epoch: $HS_CHECK_SRC/$f missing (an EPOCH checkout with its SDF submodule:" \
          "git submodule update --init --recursive)" >&2
@@ -116,7 +116,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
   sdf_list ep_label "$ep_cases" 600 8
   hs_list_end "estimated for a quiet 2-core machine: ~600 s a build, ~8 s a 24^3 run; under load far more"
 fi
-for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
+[ "$HS_CHECK_LIST" = 1 ] || for f in epoch3d/src/boundary.F90 epoch3d/Makefile SDF/FORTRAN/Makefile; do
   [ -f "$HS_CHECK_SRC/$f" ] || hs_die "$HS_CHECK_SRC/$f missing (an EPOCH checkout with its" \
     "SDF/FORTRAN submodule: docs/epoch.md, \"Check it on your own case\")"
 done

@@ -109,7 +109,7 @@ int hs_decomp_global_extent(hs_decomp d, int axis);
 int hs_decomp_procs(hs_decomp d, int axis);
 int hs_decomp_coord(hs_decomp d, int axis);
 int hs_decomp_periodic(hs_decomp d, int axis);
-MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d) */
+MPI_Comm hs_decomp_comm(hs_decomp d); /* Cartesian (box decomposition: a plain dup); owned by d */
 /* Placement in effect: HS_PLACE_NODE if node blocks were applied, else HS_PLACE_RANK; the
  * block of the process grid each node holds goes to block[] (1 on unused axes) if not NULL. */
 int hs_decomp_placement(hs_decomp d, int block[HS_MAX_DIMS]);

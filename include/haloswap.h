@@ -122,10 +122,18 @@ int hs_decomp_global_extent(hs_decomp d, int axis);
 int hs_decomp_procs(hs_decomp d, int axis);
 int hs_decomp_coord(hs_decomp d, int axis);
 int hs_decomp_periodic(hs_decomp d, int axis);
-MPI_Comm hs_decomp_comm(hs_decomp d); /* the Cartesian communicator (owned by d) */
+MPI_Comm hs_decomp_comm(hs_decomp d); /* Cartesian (box decomposition: a plain dup); owned by d */
 /* Placement in effect: HS_PLACE_NODE if node blocks were applied, else HS_PLACE_RANK; the
  * block of the process grid each node holds goes to block[] (1 on unused axes) if not NULL. */
 int hs_decomp_placement(hs_decomp d, int block[HS_MAX_DIMS]);
+/* Any box decomposition (docs/api.md, "Box decompositions"): each rank passes its own box of
+ * global cells lo[a] <= i < hi[a] (0-based) on a global grid of ndims (2 or 3) axes, periodic[a]
+ * 0 or 1; gaps allowed, overlaps refused. Collective over comm; the same verdict on every rank.
+ * Neighbours are the ranks whose boxes meet this rank's halo (docs/design.md). */
+int hs_decomp_create_boxes(MPI_Comm comm, int ndims, const int global[], const int periodic[],
+                           const int lo[], const int hi[], hs_decomp *out);
+/* 1 for a box decomposition, 0 for a Cartesian one, -1 for NULL. */
+int hs_decomp_is_boxes(hs_decomp d);
 
 /* ---------------------------------------------------------------- field memory */
 /* Allocate `bytes` for a field in memory that ranks on the same node can address directly

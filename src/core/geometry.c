@@ -235,14 +235,14 @@ static int peer_index(hs_plan p, int rank) {
  * receives it: the neighbour on that side exists and the plan receives on that side. */
 static void owned_ranges(hs_plan p) {
   bool recv_side[HS_MAX_DIMS][2] = {{false, false}, {false, false}, {false, false}};
-  for (int i = 0; i < p->noffsets; i++)
+  for (int i = 0; i < p->noffsets && !p->decomp->box; i++)
     for (int a = 0; a < p->ndims; a++)
       if (p->offsets[i][a] != 0) recv_side[a][p->offsets[i][a] < 0 ? 1 : 0] = true;
   for (int a = 0; a < p->ndims; a++)
     for (int s = 0; s < 2; s++) {
       int o[3] = {0, 0, 0};
       o[a] = s ? 1 : -1;
-      if (neighbour(p->decomp, o) == MPI_PROC_NULL) recv_side[a][s] = false;
+      if (!p->decomp->box && neighbour(p->decomp, o) == MPI_PROC_NULL) recv_side[a][s] = false;
     }
   for (int f = 0; f < p->nfields; f++) {
     hs_fieldinfo *fi = &p->fields[f];
@@ -303,11 +303,120 @@ static int *field_order(const hs_section *secs, int n, int nf) {
   return order;
 }
 
+static int finish_self(hs_plan p, size_t maxself);
+
+/* Box decomposition. The halo of rank r for field f is split by side h in {-1,0,1}^ndims
+ * (h_a = -1: the dlo cells below r's box on axis a, 0: r's own range, +1: the dhi above); a
+ * message from s to r carries, for each offset o of the plan (the flow direction, r's side
+ * h = -o), each periodic image t (lexicographic over {-1,0,1} on periodic axes, 0 elsewhere)
+ * and each field and component, the cells of that halo part inside s's box shifted by t times
+ * the global extent. Both ends know every box, so both list the same sections in the same
+ * order; halo cells no box owns (a gap) are in no message and stay as they were. */
+static int box_part(const hs_plan p, int f, const int o[HS_MAX_DIMS], int r, int s,
+                    const int t[HS_MAX_DIMS], hs_region *rb, hs_region *sb) {
+  const hs_decomp d = p->decomp;
+  const hs_fieldinfo *fi = &p->fields[f];
+  const int *br = d->box + 6 * r, *bs = d->box + 6 * s;
+  rb->field = sb->field = f;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    rb->lo[a] = sb->lo[a] = 0;
+    rb->count[a] = sb->count[a] = fi->n[a];
+    if (a >= p->ndims) continue;
+    int lo = o[a] > 0 ? br[a] - fi->dlo[a] : o[a] < 0 ? br[3 + a] : br[a];
+    int hi = o[a] > 0 ? br[a] : o[a] < 0 ? br[3 + a] + fi->dhi[a] : br[3 + a];
+    int sh = t[a] * d->global[a];
+    if (bs[a] + sh > lo) lo = bs[a] + sh;
+    if (bs[3 + a] + sh < hi) hi = bs[3 + a] + sh;
+    if (lo >= hi) return 0;
+    rb->lo[a] = lo - br[a];
+    sb->lo[a] = lo - sh - bs[a];
+    rb->count[a] = sb->count[a] = hi - lo;
+  }
+  return 1;
+}
+
+/* Sections of the message from s to r (recv: this rank is r) into out (NULL: count only). */
+static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, size_t *bytes) {
+  int n = 0, t[3] = {0, 0, 0}, tl[3], th[3];
+  for (int a = 0; a < 3; a++) tl[a] = -(th[a] = a < p->ndims && p->decomp->periodic[a]);
+  for (int i = 0; i < p->noffsets; i++)
+    for (t[0] = tl[0]; t[0] <= th[0]; t[0]++)
+      for (t[1] = tl[1]; t[1] <= th[1]; t[1]++)
+        for (t[2] = tl[2]; t[2] <= th[2]; t[2]++)
+          for (int f = 0; f < p->nfields; f++) {
+            hs_region rb, sb;
+            if (!box_part(p, f, p->offsets[i], r, s, t, &rb, &sb)) continue;
+            const hs_fieldinfo *fi = &p->fields[f];
+            int nc = fi->fat ? 1 : fi->ncomp;
+            for (int c = 0; c < nc; c++, n++) {
+              if (!out) continue;
+              hs_section x = make_section(p, recv ? rb : sb, fi->fat || fi->ncomp == 1 ? -1 : c);
+              x.offset_index = i;
+              x.msg_offset = *bytes;
+              *bytes += x.bytes;
+              out[n] = x;
+            }
+          }
+  return n;
+}
+
+/* Peers in ascending rank; self copies (periodic images of this rank) in message order. */
+static int box_geometry(hs_plan p, size_t *maxself_out) {
+  int me = p->rank;
+  for (int i = 0; i < p->noffsets; i++) p->send_to[i] = p->recv_from[i] = MPI_PROC_NULL;
+  p->peers = calloc((size_t)p->size + 1, sizeof *p->peers);
+  if (!p->peers) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  for (int q = 0; q < p->size; q++) {
+    if (q == me) continue;
+    int ns = box_sections(p, q, me, false, NULL, NULL);
+    int nr = box_sections(p, me, q, true, NULL, NULL);
+    if (ns + nr == 0) continue;
+    hs_peer *pe = &p->peers[p->npeers++];
+    pe->rank = q;
+    pe->send = calloc((size_t)ns + 1, sizeof *pe->send);
+    pe->recv = calloc((size_t)nr + 1, sizeof *pe->recv);
+    if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+    pe->nsend = box_sections(p, q, me, false, pe->send, &pe->send_bytes);
+    pe->nrecv = box_sections(p, me, q, true, pe->recv, &pe->recv_bytes);
+    p->core_bytes += (uint64_t)(ns + nr) * (sizeof(hs_section) + sizeof(int));
+    pe->send_fm = field_order(pe->send, pe->nsend, p->nfields);
+    pe->recv_fm = field_order(pe->recv, pe->nrecv, p->nfields);
+    if (!pe->send_fm || !pe->recv_fm)
+      return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  }
+  int n = box_sections(p, me, me, true, NULL, NULL);
+  p->self = calloc((size_t)n + 1, sizeof *p->self);
+  hs_section *src = calloc((size_t)n + 1, sizeof *src), *dst = calloc((size_t)n + 1, sizeof *dst);
+  if (!p->self || !src || !dst) {
+    free(src);
+    free(dst);
+    return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  }
+  size_t sb = 0, db = 0, maxself = 0;
+  box_sections(p, me, me, false, src, &sb);
+  box_sections(p, me, me, true, dst, &db);
+  for (int i = 0; i < n; i++) {
+    src[i].msg_offset = dst[i].msg_offset = 0;
+    p->self[p->nself++] = (hs_selfcopy){src[i], dst[i]};
+    p->self_bytes += src[i].bytes;
+    if (src[i].bytes > maxself) maxself = src[i].bytes;
+  }
+  free(src);
+  free(dst);
+  *maxself_out = maxself;
+  return HS_OK;
+}
+
 int hs__build_geometry(hs_plan p) {
   enumerate_offsets(p);
   int rc = apply_order(p);
   if (rc != HS_OK) return rc;
   owned_ranges(p);
+  size_t maxself = 0;
+  if (p->decomp->box) {
+    rc = box_geometry(p, &maxself);
+    return rc != HS_OK ? rc : finish_self(p, maxself);
+  }
   if (p->stage_axis) keep_stage_offsets(p);
   for (int i = 0; i < p->noffsets; i++) {
     int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
@@ -372,7 +481,6 @@ int hs__build_geometry(hs_plan p) {
   if (!p->self) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   hs_section *tmp = calloc((size_t)(2 * nsec + 2), sizeof *tmp);
   if (!tmp) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  size_t maxself = 0;
   for (int i = 0; i < p->noffsets; i++) {
     if (p->send_to[i] != p->rank) continue;
     for (int f = 0; f < nf; f++) {
@@ -391,8 +499,12 @@ int hs__build_geometry(hs_plan p) {
     }
   }
   free(tmp);
-  /* Self copies field by field (stable): their order is free, and the reverse picks them
-   * by offset, so within a field they stay in offset order. */
+  return finish_self(p, maxself);
+}
+
+/* Self copies field by field (stable): their order is free, and the reverse picks them by
+ * offset, so within a field they stay in offset order. */
+static int finish_self(hs_plan p, size_t maxself) {
   for (int i = 1; i < p->nself; i++) {
     hs_selfcopy c = p->self[i];
     int j = i;

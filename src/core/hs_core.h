@@ -16,6 +16,9 @@ struct hs_decomp_s {
   int coord[HS_MAX_DIMS], local[HS_MAX_DIMS], offset[HS_MAX_DIMS];
   int perm[HS_MAX_DIMS];  /* perm[k]: the grid axis of Cartesian dimension k */
   int place_block[HS_MAX_DIMS]; /* node block of HS_PLACE_NODE; all 0 for rank order */
+  /* Box decomposition (hs_decomp_create_boxes): comm is a plain dup, procs and coord are 0,
+   * box[r * 6 + a] / box[r * 6 + 3 + a] are rank r's lo / hi on axis a; NULL: Cartesian. */
+  int *box;
 };
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
 int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
@@ -98,6 +101,8 @@ int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
 /* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
+/* What a box decomposition's plan cannot do (after the options are parsed). */
+int hs__check_boxes(const hs_plan p);
 int hs__check_same(hs_plan p, const hs_plan_desc *desc);
 /* HS_ORDER_SWEEP with given axes: every axis the plan exchanges is named (after the fields'
  * geometry is known). */

@@ -169,6 +169,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   rc = hs__copy_fields(p, desc);
   if (rc == HS_OK) rc = hs__check_sweep(p);
   if (rc == HS_OK) rc = resolve_transport(p, desc, flags, parent);
+  if (rc == HS_OK) rc = hs__check_boxes(p);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));

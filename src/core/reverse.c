@@ -172,12 +172,6 @@ struct hs_reverse {
   unsigned char *flagged; /* per peer: it flagged this round (its pieces hold no data) */
 };
 
-static int peer_of(const hs_plan p, int rank) {
-  for (int k = 0; k < p->npeers; k++)
-    if (p->peers[k].rank == rank) return k;
-  return -1;
-}
-
 /* End of the piece that starts at section j: whole sections up to about PIECE bytes. Both
  * ends of a message see the same section sizes in the same order and cut alike. */
 static int piece_end(const hs_section *s, int n, int j) {
@@ -243,26 +237,24 @@ static void field_major(const hs_plan p, struct hs_reverse *r) {
  * the self list) field, comp. Pulled steps of one edge with consecutive sections form groups
  * of about GROUP. */
 static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
+  /* Per offset: the self copies, then the peers in their order (a Cartesian plan has one of
+   * these per offset, send_to[o]; a box decomposition's may have several). */
   for (int o = 0; o < p->noffsets; o++) {
-    if (p->send_to[o] == MPI_PROC_NULL) continue;
-    if (p->send_to[o] == p->rank) {
-      for (int i = 0; i < p->nself; i++)
-        if (p->self[i].src.offset_index == o)
-          r->steps[r->nsteps++] = (step){&p->self[i].src, &p->self[i].dst, -1, -1, -1, 0, 0};
-      continue;
-    }
-    int k = peer_of(p, p->send_to[o]);
-    if (k < 0) continue; /* nothing to move toward it */
-    const hs_peer *pe = &p->peers[k];
-    for (int i = 0; i < pe->nsend; i++) {
-      if (pe->send[i].offset_index != o) continue;
-      step st = {&pe->send[i], NULL, -1, edge_of[k], i, 0, 0};
-      for (int q = 0; edge_of[k] < 0 && q < r->nin; q++)
-        if (r->in[q].peer == k && i >= r->in[q].j0 && i < r->in[q].j1) {
-          st.piece = q;
-          st.at = pe->send[i].msg_offset - pe->send[r->in[q].j0].msg_offset;
-        }
-      r->steps[r->nsteps++] = st;
+    for (int i = 0; i < p->nself; i++)
+      if (p->self[i].src.offset_index == o)
+        r->steps[r->nsteps++] = (step){&p->self[i].src, &p->self[i].dst, -1, -1, -1, 0, 0};
+    for (int k = 0; k < p->npeers; k++) {
+      const hs_peer *pe = &p->peers[k];
+      for (int i = 0; i < pe->nsend; i++) {
+        if (pe->send[i].offset_index != o) continue;
+        step st = {&pe->send[i], NULL, -1, edge_of[k], i, 0, 0};
+        for (int q = 0; edge_of[k] < 0 && q < r->nin; q++)
+          if (r->in[q].peer == k && i >= r->in[q].j0 && i < r->in[q].j1) {
+            st.piece = q;
+            st.at = pe->send[i].msg_offset - pe->send[r->in[q].j0].msg_offset;
+          }
+        r->steps[r->nsteps++] = st;
+      }
     }
   }
   field_major(p, r);

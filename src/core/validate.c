@@ -196,8 +196,12 @@ int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc) {
     }
     if (dp < 0)
       return hs__error(HS_ERR_ARG, "hs_plan_create: depth[%d] = %d, must be >= 0", a, dp);
+    /* A box decomposition's halo may reach past its neighbours, not past one global wrap. */
+    if (d->box && dp > d->global[a])
+      return hs__error(HS_ERR_ARG, "hs_plan_create: depth[%d] = %d is larger than the global "
+                       "extent %d on axis %d of the box decomposition", a, dp, d->global[a], a);
     /* Bounded by the sender's extent: each rank checks its own (see check_geometry). */
-    if (dp > d->local[a])
+    if (!d->box && dp > d->local[a])
       return hs__error(HS_ERR_ARG,
                        "hs_plan_create: depth[%d] = %d is larger than the local extent %d on "
                        "axis %d of rank %d (global %d over %d ranks), which its neighbours' "
@@ -319,7 +323,7 @@ int hs__check_shapes(hs_plan p) {
     const hs_fieldinfo *fi = &p->fields[f];
     for (int a = 0; rc == HS_OK && a < p->ndims; a++) {
       const int *z = &zero[2 * (f * p->ndims + a)];
-      if (fi->pack || d->procs[a] > 1 || (z[0] == fi->halo[a] && z[1] == fi->halo_hi[a]))
+      if (fi->pack || d->box || d->procs[a] > 1 || (z[0] == fi->halo[a] && z[1] == fi->halo_hi[a]))
         continue;
       rc = hs__error(HS_ERR_MISMATCH,
                      "hs_plan_create: fields[%d] has %d points allocated on axis %d on rank %d "
@@ -333,4 +337,31 @@ int hs__check_shapes(hs_plan p) {
   free(mine);
   free(zero);
   return rc;
+}
+
+int hs__check_boxes(const hs_plan p) {
+  const hs_decomp d = p->decomp;
+  if (!d->box) return HS_OK;
+  const char *no = p->core.staged ? "the staged exchange (core option staged=1)"
+                   : p->order == HS_ORDER_SWEEP ? "order = HS_ORDER_SWEEP"
+                   : p->core.remap ? "core option remap=1" : NULL;
+  if (no)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: %s goes axis by axis over a Cartesian process "
+                     "grid; a box decomposition (hs_decomp_create_boxes) has none: exchange "
+                     "directly", no);
+  for (int f = 0; f < p->nfields; f++)
+    for (int a = 0; a < p->ndims; a++) {
+      const hs_field *fl = &p->user_fields[f];
+      int dl = fl->depth_set[a] ? fl->depth_lo[a] : p->depth[a];
+      int dh = fl->depth_set[a] ? fl->depth_hi[a] : p->depth[a];
+      if (fl->stagger[a] != HS_STAGGER_CELL || fl->extent[a] > 0)
+        return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] has %s on axis %d; a box "
+                         "decomposition takes cell-centred fields on the boxes only", f,
+                         fl->extent[a] > 0 ? "its own extent" : "stagger HS_STAGGER_NODE", a);
+      if (dl > d->global[a] || dh > d->global[a])
+        return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] depth on axis %d is %d below, "
+                         "%d above; a box decomposition's halo reaches at most the global "
+                         "extent %d", f, a, dl, dh, d->global[a]);
+    }
+  return HS_OK;
 }

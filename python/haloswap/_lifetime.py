@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 import warnings
 
@@ -32,6 +33,9 @@ def abort_job(exc_type, exc, tb, where: str) -> None:
     if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code:
         code = exc.code
     if MPI.Is_initialized() and not MPI.Is_finalized():
+        # MPICH's launcher ends the job the moment Abort reaches it, dropping what is still in
+        # this rank's stderr pipe (the traceback, seen lost in 2 of 16 runs): give it a moment.
+        time.sleep(0.25)
         MPI.COMM_WORLD.Abort(code)
     os._exit(code)
 

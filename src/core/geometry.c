@@ -187,6 +187,15 @@ static void enumerate_offsets(hs_plan p) {
       }
 }
 
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]) {
+  int n = 0;
+  for (int k = 0; k < (p->nsweep ? p->nsweep : p->ndims); k++) {
+    int a = p->nsweep ? p->sweep_axes[k] : k;
+    if (p->axis_swapped[a]) axes[n++] = a;
+  }
+  return n;
+}
+
 /* HS_ORDER_OFFSETS: the offsets the plan uses, put in the given order (the others given are
  * skipped). Every offset used must be named: the order of the reverse's steps, the message
  * layout and the section order all follow this list (docs/design.md). */

@@ -52,6 +52,11 @@ void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- registry (src/core/registry.c) */
 const hs_transport_ops *hs__transport_default(void);
+/* The plan's transport from desc (transport_name, else transport), and its options: the
+ * parent plan's as parsed (less the core's), $HALOSWAP_OPTIONS unless nested, the name's
+ * suffix, desc->options; resolved into p->config. Local. */
+int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
+                          const hs_plan parent);
 /* Name of a known transport id whether built or not, and why it is not built (NULL if it
  * is); NULL name for an id that is not a transport. */
 const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
@@ -63,7 +68,7 @@ int hs__transport_unbuilt_error(const char *who, const char *name, const char *w
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
  * option list; later values of a key replace earlier ones. */
 int hs__options_add(hs_plan p, const char *list, const char *origin);
-/* Check every given option against p->ops->options and fill p->config (defaults first). */
+/* Check every given option against p->transport->options and fill p->config (defaults first). */
 int hs__options_resolve(hs_plan p);
 /* Write the defaults of an option table into cfg (the struct its offsets point into). */
 int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg);
@@ -76,28 +81,12 @@ void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
  * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
  * forward and reverse */
 #define HS_STAGE_FULL 0x100u
-/* Instead of the transport's setup: build the stages (or, with no edge or corner to carry,
- * set the transport up directly). Collective. */
-int hs__staged_setup(hs_plan p);
-void hs__staged_free(hs_plan p);
-int hs__staged_start(hs_plan p, void *const *arrays);
-int hs__staged_test(hs_plan p, void *const *arrays, int *done);
-int hs__staged_complete(hs_plan p, void *const *arrays);
-/* A sweep's reverse: each stage's own reverse, in the sweep order. */
-int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays);
-int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
-/* A failed reverse round of every stage from `from` on, carrying p's failure. */
-void hs__sweep_reverse_fail(hs_plan p, int from);
-/* Appends the stages and their peers to hs_plan_describe's text. */
-/* A failed round of every stage, carrying p's failure (src/core/fail.c's rule). */
-void hs__staged_fail(hs_plan p);
-/* fn on every stage's plan. */
-void hs__staged_each(hs_plan p, void (*fn)(hs_plan));
-void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n);
-uint64_t hs__staged_bytes(hs_plan p); /* bytes_allocated of the stages' plans */
-/* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
- * exchanged axes x, y, z); returns how many. */
-int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
+/* The transport's setup, or a decorator's around it: with staged=1 or HS_ORDER_SWEEP the
+ * plan's ops become the staged exchange's, whose stages are plans of the transport (or, with
+ * no edge or corner to carry, the transport is set up directly). Collective. */
+int hs__decorate(hs_plan p);
+/* The plan runs stages (staged=1 or a sweep, with something to carry). */
+bool hs__plan_staged(const hs_plan p);
 
 /* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
@@ -115,6 +104,9 @@ int hs__build_geometry(hs_plan p);
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
+/* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
+ * exchanged axes x, y, z); returns how many. */
+int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
 /* ---- reverse exchange (src/core/reverse.c) */
 /* The core's own, over messages to every peer (p->reverse, built on first use). */
@@ -155,12 +147,17 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
                        uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
+/* ---- plans (src/core/plan.c) */
+/* The plans p runs (a decorator's inner plans): at most HS_MAX_DIMS; returns how many. */
+int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]);
+/* The plan's reverse: the transport's own (ops->reverse_*), else the core's. */
+int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays);
+int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
+
 /* ---- errors during a swap, the core's side (src/core/fail.c) */
 /* For the core (plan.c): record a failure found on this rank (code, hs_error_message()) as
  * the plan's if it has none yet; the plan is failed from now on. Returns code. */
 int hs__fail_local(hs_plan p, int code);
-/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
-void hs__fail_adopt(hs_plan p, const hs_plan from);
 /* Send the plan's failure to each peer that gets data from this rank in a forward round
  * (send_bytes > 0), or in a reverse one (recv_bytes > 0); reqs and n receive the requests,
  * for hs__fail_texts_end. */
@@ -173,8 +170,16 @@ void hs__fail_free(hs_plan p);
  * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
  * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
 int hs__swap_fail(hs_plan p, int code);
-/* The same for any round: the reverse (reverse != 0) or the forward one, with per-swap arrays
- * (given != 0) or the registered ones (the Python package's checks). */
+/* The rounds a plan's calls end in when they cannot run one (plan.c's): this rank found an
+ * error (code, hs_error_message()) where a round begins (hs__round_fail_here), a complete or
+ * test found no round started (hs__round_misuse: the plan stays usable), a round of a plan
+ * that failed earlier (hs__round_after_failure: HS_ERR_STATE). Each takes part in the round
+ * with flags, so no neighbour waits; reverse: the reverse's round; given: per-swap arrays. */
+int hs__round_fail_here(hs_plan p, int code, bool reverse, bool given);
+int hs__round_misuse(hs_plan p, int code, bool reverse, bool given);
+int hs__round_after_failure(hs_plan p, const char *who, bool reverse, bool given);
+/* After the transport finished a round (rc): an in-peer's flag fails the plan here too. */
+int hs__round_result(hs_plan p, int rc);
 
 /* ---- the Fortran modules' C halves (fortran/haloswap_f.c, fortran/haloswap_geometry_f.c) */
 /* How both plan constructors end, given rc so far, pd (depth, stencil... set) and their

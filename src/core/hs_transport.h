@@ -181,7 +181,9 @@ struct hs_plan_s {
   hs_core_config core;    /* the core's options (every transport) */
   unsigned core_given;    /* bit i: core option i was given a value */
 
-  const struct hs_transport_ops *ops;
+  const struct hs_transport_ops *transport; /* the named transport (its options, query) */
+  const struct hs_transport_ops *ops; /* what the core calls: the transport, or a decorator
+                                         wrapping it (src/core/staged.c) */
   void *config;           /* the transport's options, filled by the core (ops->config_size) */
   void *impl;             /* transport private data */
   bool in_progress;
@@ -199,7 +201,6 @@ struct hs_plan_s {
   struct hs_dtype_cache *dtypes; /* built on first use (src/core/dtypes.c) */
   /* Staged exchange (src/core/staged.c). A staged plan keeps the direct geometry (the
    * oracle, the reverse exchange and auto's checks use it) and runs its stages' plans. */
-  struct hs_staged *staged;  /* the stages of a staged plan; NULL: direct */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
                                 stage, so its sections include the halos filled there;
@@ -224,8 +225,8 @@ struct hs_plan_s {
 /* Transport flags. */
 enum {
   HS_OPS_DEFAULT = 1u << 0,   /* the transport HS_TRANSPORT_DEFAULT means (exactly one) */
-  HS_OPS_DELEGATES = 1u << 1, /* swaps go to the plan ops->delegate returns; that plan does
-                                 its own self copies, so the core does none for this one */
+  HS_OPS_DELEGATES = 1u << 1, /* a decorator: swaps go to the plans ops->inner lists, which do
+                                 their own self copies, so the core does none for this one */
   HS_OPS_FAILROUND = 1u << 2, /* start/complete run failed rounds (hs__failed_round): flags
                                  instead of data; without it a swap error stays local */
 };
@@ -243,8 +244,15 @@ typedef struct hs_transport_ops {
   int (*start)(hs_plan p, void *const *arrays);
   int (*complete)(hs_plan p, void *const *arrays);
   void (*destroy)(hs_plan p);
-  /* Optional (HS_OPS_DELEGATES): the plan that moves the data. */
-  hs_plan (*delegate)(hs_plan p);
+  /* Optional (HS_OPS_DELEGATES): the plans that move the data (auto's choice, the stages),
+   * at most max into plans; returns how many. The first names hs_plan_selected_transport;
+   * the statistics' bytes_allocated counts them all. */
+  int (*inner)(hs_plan p, hs_plan *plans, int max);
+  /* Optional (HS_OPS_DELEGATES): run a failed round (reverse: of the reverse) in the inner
+   * plans, handing them p's failure; false: the core runs it on p as for any transport. */
+  bool (*fail_inner)(hs_plan p, int reverse);
+  /* Optional: replaces the peers in hs_plan_describe's text (a staged plan's stages). */
+  void (*describe_exchange)(hs_plan p, char *buf, size_t len, size_t *n);
   /* Optional. Appends what the transport decided at setup to hs_plan_describe's text. */
   void (*describe)(hs_plan p, char *buf, size_t len);
   /* Optional: progress a started swap without blocking; *done = 1 once every halo cell is
@@ -310,6 +318,8 @@ void hs__fail_seen(hs_plan p, int rank);
 /* Scratch for a failed round's receives: at least `bytes`, kept by the plan (grown on demand;
  * NULL if out of memory). */
 char *hs__fail_scratch(hs_plan p, size_t bytes);
+/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
+void hs__fail_adopt(hs_plan p, const hs_plan from);
 /* ---- text (src/core/strbuf.c) */
 /* Append printf output at *n in buf (len bytes), advancing *n even past len (truncation is
  * then visible as *n >= len). */
@@ -370,7 +380,6 @@ int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
 int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
                            const hs_dtypes **out);
 void hs__dtypes_free(hs_plan p);
-
 /* ---- two-sided engine (src/core/twosided.c): the default transport is this engine over
  * every peer; any transport may run it over a subset of peers (a hybrid: the off-node ones). */
 typedef struct hs_twosided hs_twosided;
@@ -390,7 +399,6 @@ int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
 void hs__twosided_free(hs_plan p, hs_twosided *e);
 /* Its options (dtype, persistent; p2p's), and so the defaults of every two-sided part. */
 extern const hs_option_spec hs__twosided_options[];
-
 /* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
@@ -412,7 +420,6 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
 /* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this
  * process, and its size; NULL if that rank does not share the allocation with this one. */
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
-
 /* ---- options (src/core/options.c) */
 /* Length of the next item of a list whose items are separated by any of seps; separators
  * inside [...] do not count. The one list splitter (options, auto's candidates). */
@@ -532,7 +539,6 @@ void hs__node_describe(hs_plan p, char *buf, size_t len);
                    .reverse_complete = hs__node_reverse_complete, __VA_ARGS__)
 /* The mode word of the operation edge e has posted. */
 uint32_t hs__node_mode(const hs_node_edge *e);
-
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */
 void hs__relax(unsigned *spins);

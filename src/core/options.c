@@ -139,7 +139,7 @@ static int parse_value(const hs_plan p, const hs_option_spec *s, const char *v, 
 }
 
 int hs__options_resolve(hs_plan p) {
-  const hs_transport_ops *ops = p->ops;
+  const hs_transport_ops *ops = p->transport;
   p->options_given = 0;
   for (int i = 0; i < p->noptions; i++) {
     int idx;
@@ -194,7 +194,7 @@ int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg
 bool hs__option_given(const hs_plan p, const char *key) {
   int idx;
   if (table_find(core_options, key, &idx)) return p->core_given >> idx & 1u;
-  return spec_find(p->ops, key, &idx) && (p->options_given >> idx & 1u);
+  return spec_find(p->transport, key, &idx) && (p->options_given >> idx & 1u);
 }
 
 bool hs__core_option(const char *key) { return table_find(core_options, key, NULL) != NULL; }
@@ -202,7 +202,7 @@ bool hs__core_option(const char *key) { return table_find(core_options, key, NUL
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
   int k = 0;
   for (int t = 0; t < 2; t++) {
-    const hs_option_spec *tab = t == 0 ? p->ops->options : core_options;
+    const hs_option_spec *tab = t == 0 ? p->transport->options : core_options;
     for (int j = 0; tab && tab[j].key; j++, k++) {
       const hs_option_spec *s = &tab[j];
       const char *v = s->def;

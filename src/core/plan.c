@@ -6,29 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hs_plan_desc_init(hs_plan_desc *d) {
-  memset(d, 0, sizeof *d);
-  d->depth[0] = d->depth[1] = 1;
-  d->stencil = HS_STENCIL_BOX;
-  d->oneway = HS_ONEWAY_NONE;
-  d->transport = HS_TRANSPORT_DEFAULT;
-}
-
-void hs_plan_desc_set_order_offsets(hs_plan_desc *d, int n, const int *offsets) {
-  if (!d) return;
-  d->order = HS_ORDER_OFFSETS;
-  d->norder = n;
-  d->order_offsets = offsets;
-}
-
-void hs_plan_desc_set_order_sweep(hs_plan_desc *d, int n, const int *axes) {
-  if (!d) return;
-  d->order = HS_ORDER_SWEEP;
-  d->nsweep = n;
-  for (int k = 0; k < HS_MAX_DIMS; k++) /* no axes given: -1, which validation names */
-    d->sweep_axes[k] = k < n ? (axes ? axes[k] : -1) : 0;
-}
-
 /* The validated combine order into the plan (the description's list is read only here). */
 static void copy_order(hs_plan p, const hs_plan_desc *desc) {
   p->order = desc->order;
@@ -47,52 +24,8 @@ enum {
                                 HALOSWAP_OPTIONS was meant for the outer plan, not applied */
 };
 
-/* ------------------------------------------------------------------ transport choice */
-static int resolve_transport(hs_plan p, const hs_plan_desc *desc, unsigned flags,
-                             const hs_plan parent) {
-  const char *spec = desc->transport_name;
-  if (!spec) {
-    const char *why = NULL;
-    spec = desc->transport == HS_TRANSPORT_DEFAULT ? hs_transport_id_name(desc->transport)
-                                                   : hs__transport_known(desc->transport, &why);
-    if (!spec)
-      return hs__error(HS_ERR_ARG, "hs_plan_create: transport = %d is not an hs_transport_id",
-                       (int)desc->transport);
-    if (why) return hs__transport_unbuilt_error("hs_plan_create", spec, why);
-  }
-  const char *colon = strchr(spec, ':');
-  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-  if (n == 0 || n >= sizeof p->transport_name)
-    return hs__error(HS_ERR_ARG, "hs_plan_create: transport name '%s' is empty or too long",
-                     spec);
-  memcpy(p->transport_name, spec, n);
-  p->transport_name[n] = 0;
-  for (char *c = p->transport_name; *c; c++)
-    if (*c == '_') *c = '-';
-  p->ops = hs__transport_find(p->transport_name);
-  const char *why = p->ops ? NULL : hs__transport_unbuilt(p->transport_name);
-  if (why) return hs__transport_unbuilt_error("hs_plan_create", p->transport_name, why);
-  if (!p->ops) {
-    char list[512];
-    hs__transport_list(list, sizeof list);
-    return hs__error(HS_ERR_ARG, "hs_plan_create: unknown transport '%s' (built: %s)",
-                     p->transport_name, list);
-  }
-  int rc = HS_OK;
-  /* A plan nested in one of the same transport takes its options as parsed, less the core's. */
-  for (int i = 0; parent && i < parent->noptions; i++)
-    if (!hs__core_option(parent->options[i].key)) p->options[p->noptions++] = parent->options[i];
-  if (!(flags & HS_CREATE_NESTED))
-    rc = hs__options_add(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
-  if (rc == HS_OK && colon) rc = hs__options_add(p, colon + 1, "the transport name");
-  if (rc == HS_OK) rc = hs__options_add(p, desc->options, "hs_plan_desc.options");
-  if (rc == HS_OK) rc = hs__options_resolve(p);
-  return rc;
-}
-
 /* ------------------------------------------------------------------ create / free */
 static void free_core(hs_plan p) {
-  hs__staged_free(p);
   hs__remap_free(p); /* after the transport let go of the neighbours' arrays */
   hs__reverse_free(p);
   hs__dtypes_free(p);
@@ -114,15 +47,8 @@ static void free_core(hs_plan p) {
   free(p);
 }
 
-/* The transport's setup, or the staged exchange's (core option staged=1), and its undoing. */
-/* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
- * whose plans sweep themselves. */
-static int setup(hs_plan p) {
-  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
-  return p->core.staged || sweep ? hs__staged_setup(p) : p->ops->setup(p);
-}
 static void destroy(hs_plan p) {
-  if (!p->staged && p->ops->destroy) p->ops->destroy(p);
+  if (p->ops->destroy) p->ops->destroy(p);
 }
 
 /* stage_axis, wide: a stage of a staged exchange (hs__plan_nest); 0 otherwise. parent: the
@@ -168,7 +94,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
   rc = hs__copy_fields(p, desc);
   if (rc == HS_OK) rc = hs__check_sweep(p);
-  if (rc == HS_OK) rc = resolve_transport(p, desc, flags, parent);
+  if (rc == HS_OK) rc = hs__transport_resolve(p, desc, flags & HS_CREATE_NESTED, parent);
   if (rc == HS_OK) rc = hs__check_boxes(p);
   rc = hs__agree(p->comm, rc);
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
@@ -189,7 +115,13 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
     free_core(p);
     return rc;
   }
-  rc = hs__agree(p->comm, setup(p));
+  for (int k = 0; k < p->npeers; k++) { /* a decorator counts its inner plans' instead */
+    p->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
+    p->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
+  }
+  p->stats.bytes_self_per_swap = p->self_bytes;
+  p->stats.npeers = p->npeers;
+  rc = hs__agree(p->comm, hs__decorate(p));
   if (rc != HS_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
@@ -197,14 +129,6 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
     free_core(p);
     hs__error(rc, "%s", msg);
     return rc;
-  }
-  if (!p->staged) { /* a staged plan's come from its stages */
-    for (int k = 0; k < p->npeers; k++) {
-      p->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
-      p->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
-    }
-    p->stats.bytes_self_per_swap = p->self_bytes;
-    p->stats.npeers = p->npeers;
   }
   *out = p;
   return HS_OK;
@@ -266,136 +190,13 @@ static int check_arrays(hs_plan p, void *const *arrays, const char *who) {
   return HS_OK;
 }
 
-static hs_plan delegate_of(hs_plan p) {
-  return (p->ops->flags & HS_OPS_DELEGATES) && p->ops->delegate ? p->ops->delegate(p) : NULL;
+int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]) {
+  return p->ops->inner ? p->ops->inner(p, plans, HS_MAX_DIMS) : 0;
 }
 
-/* The plan writes its halos itself (not a delegating plan's delegate, not a staged plan's
- * stages), so the core does its periodic self copies. */
-static bool own_self_copies(const hs_plan p) {
-  return !(p->ops->flags & HS_OPS_DELEGATES) && !p->staged;
-}
-
-/* A whole forward round without data, from start to complete, in one call: every out-peer
- * gets a flag and the failure, every in-peer's message is received into scratch, and no
- * field is read or written. A delegating or staged plan hands the failure to the plans that
- * move its data, which do the same. A transport without failed rounds takes part in nothing
- * (the error stays on this rank). given: the caller passed per-swap arrays (nbr: which of its
- * collectives the neighbours call). */
-static void failed_round(hs_plan p, bool given) {
-  hs_plan d = delegate_of(p);
-  p->fail_given = given; /* for the transport, the stages or the delegate; this round only */
-  if (d) {
-    hs__fail_adopt(d, p);
-    d->fail_given = given;
-    hs_swap_start(d, NULL);
-  } else if (p->staged) {
-    hs__staged_fail(p);
-  } else if (p->ops->flags & HS_OPS_FAILROUND) {
-    MPI_Request *texts = NULL;
-    int ntexts = 0;
-    p->round_failed = true;
-    p->round_flagged = false;
-    /* The texts after the flags: a neighbour receiving with any tag meets the flag first. */
-    if (p->ops->start(p, NULL) == HS_OK) {
-      hs__fail_texts_begin(p, 0, &texts, &ntexts);
-      p->ops->complete(p, NULL);
-    }
-    p->round_failed = false;
-    hs__fail_texts_end(texts, ntexts);
-  }
-  p->fail_given = false;
-}
-
-static int reverse_begin(hs_plan p, hs_op op, void *const *arrays);
-static int reverse_end(hs_plan p, hs_op op, void *const *arrays);
-
-/* The same for the reverse: flags in place of its pieces (and its pulled halos), every piece
- * received into scratch, nothing combined. Every transport's reverse takes part (the core's
- * and the on-node engine's); a sweep's runs in each stage, a delegating sweep's in the
- * delegate. */
-static void failed_reverse_round(hs_plan p) {
-  hs_plan d = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
-  if (d) {
-    hs__fail_adopt(d, p);
-    hs_reverse_start(d, HS_OP_SUM, NULL);
-    return;
-  }
-  if (p->staged && p->order == HS_ORDER_SWEEP) {
-    hs__sweep_reverse_fail(p, 0);
-    return;
-  }
-  MPI_Request *texts = NULL;
-  int ntexts = 0;
-  p->round_failed = true;
-  p->round_flagged = false;
-  if (reverse_begin(p, HS_OP_SUM, NULL) == HS_OK) {
-    hs__fail_texts_begin(p, 1, &texts, &ntexts);
-    reverse_end(p, HS_OP_SUM, NULL);
-  }
-  p->round_failed = false;
-  hs__fail_texts_end(texts, ntexts);
-}
-
-/* This rank found an error (code, hs_error_message()) where a round (reverse: of the reverse)
- * begins: the plan fails and takes part in the round with flags. Returns the error every
- * flagged rank returns: of several ranks failing in the same round, the lowest one's. */
-static int fail_here(hs_plan p, int code, bool reverse, bool given) {
-  bool fresh = !p->failed;
-  hs__fail_local(p, code);
-  p->round_flagged = false;
-  if (reverse)
-    failed_reverse_round(p);
-  else
-    failed_round(p, given);
-  if (fresh && p->round_flagged && p->round_in.origin < p->failure.origin)
-    p->failure = p->round_in;
-  p->round_flagged = false;
-  return hs__fail_return(p);
-}
-
-/* The Fortran module's source_data checks: source_data was given (per-swap arrays). */
-int hs__swap_fail(hs_plan p, int code) { return fail_here(p, code, false, true); }
-
-int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message) {
-  if (!p) return hs__error(HS_ERR_ARG, "hs_round_fail: plan is NULL");
-  if (code == HS_OK)
-    return hs__error(HS_ERR_ARG, "hs_round_fail: code = HS_OK (0); a failure code is needed");
-  hs__error(code, "%s", message ? message : "hs_round_fail: the caller refused this round");
-  return fail_here(p, code, reverse != 0, arrays_given != 0);
-}
-
-/* Back to usable after a misuse's failed round: the plan and the plans it runs (a delegate,
- * stages), which adopted the failure to run their rounds. */
-static void unfail(hs_plan p) {
-  p->failed = false;
-  p->round_flagged = false;
-  hs_plan d = delegate_of(p);
-  if (d) unfail(d);
-  if (p->staged) hs__staged_each(p, unfail);
-}
-
-/* A complete or test with no round started (code, hs_error_message()): refused on this rank,
- * and the plan stays usable. Its neighbours may have started the round and wait for it, so it
- * takes part with flags: they return this error (their halos miss its data). Where every rank
- * made the same mistake, only flags cross and every plan stays usable. */
-static int misuse_round(hs_plan p, int code, bool reverse, bool given) {
-  hs__fail_local(p, code); /* first, so the error returned is its own, not a neighbour's */
-  int rc = fail_here(p, code, reverse, given);
-  unfail(p);
-  return rc;
-}
-
-/* A later swap of a failed plan: a failed round as well, so its neighbours learn of the
- * failure rather than wait, and HS_ERR_STATE. */
-static int failed_plan(hs_plan p, const char *who, bool reverse, bool given) {
-  if (reverse)
-    failed_reverse_round(p);
-  else
-    failed_round(p, given);
-  return hs__error(HS_ERR_STATE, "%s: the plan failed in an earlier swap (%.900s); free it "
-                                 "with hs_plan_free", who, p->failure.msg);
-}
+/* The plan writes its halos itself (not a decorator, whose inner plans do), so the core does
+ * its periodic self copies. */
+static bool own_self_copies(const hs_plan p) { return !(p->ops->flags & HS_OPS_DELEGATES); }
 
 /* The arrays a swap was started with, for complete (which must be given the same ones). */
 static void keep_arrays(hs_plan p, void *const *arrays) {
@@ -430,12 +231,12 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
   if (p->in_progress || p->reverse_in_progress) return mid_round(p, "hs_swap_start");
   /* A nested plan's failed round is started with NULL: its outer plan set fail_given. */
-  if (p->failed) return failed_plan(p, "hs_swap_start", false, arrays || p->fail_given);
+  if (p->failed) return hs__round_after_failure(p, "hs_swap_start", false, arrays || p->fail_given);
   int rc = check_arrays(p, arrays, "hs_swap_start");
-  if (rc != HS_OK) return fail_here(p, rc, false, arrays != NULL);
+  if (rc != HS_OK) return hs__round_fail_here(p, rc, false, arrays != NULL);
   double t0 = hs__wtime();
   p->round_flagged = false;
-  rc = p->staged ? hs__staged_start(p, arrays) : p->ops->start(p, arrays);
+  rc = p->ops->start(p, arrays);
   if (rc != HS_OK) hs__fail_local(p, rc);
   double t1 = hs__wtime();
   p->stats.seconds_start += t1 - t0;
@@ -464,35 +265,23 @@ static int check_same_arrays(hs_plan p, void *const *arrays, const char *who) {
   return HS_OK;
 }
 
-/* After the transport finished a round: a flag from an in-peer fails the swap here too. */
-static int round_result(hs_plan p, int rc) {
-  if (!p->round_flagged) return rc;
-  p->round_flagged = false;
-  if (!p->failed) {
-    p->failure = p->round_in;
-    p->failed = true;
-  }
-  hs__error(p->round_in.code, "%s", p->round_in.msg);
-  return p->round_in.code;
-}
-
 int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
   *done = 0;
   if (!p->in_progress) {
     if (p->reverse_in_progress) return other_round(p, "hs_swap_test");
-    if (p->failed) return failed_plan(p, "hs_swap_test", false, arrays != NULL);
+    if (p->failed) return hs__round_after_failure(p, "hs_swap_test", false, arrays != NULL);
     hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
-    return misuse_round(p, HS_ERR_STATE, false, arrays != NULL);
+    return hs__round_misuse(p, HS_ERR_STATE, false, arrays != NULL);
   }
   int rc = check_same_arrays(p, arrays, "hs_swap_test");
   if (rc != HS_OK) {
     hs__fail_local(p, rc); /* completed as started, by complete */
     return hs__fail_return(p);
   }
-  if (!p->staged && !p->ops->test) return HS_OK; /* reports done only through complete */
+  if (!p->ops->test) return HS_OK; /* reports done only through complete */
   double t0 = hs__wtime();
-  rc = p->staged ? hs__staged_test(p, arrays, done) : p->ops->test(p, arrays, done);
+  rc = p->ops->test(p, arrays, done);
   if (rc == HS_OK && *done && !p->self_done && own_self_copies(p) && !p->failed) {
     hs__self_copy(p, arrays); /* done means every halo cell is written */
     p->self_done = true;
@@ -510,7 +299,7 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
     if (p->failed) return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
                                                   "(the plan failed: %.900s)", p->failure.msg);
     hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
-    return misuse_round(p, HS_ERR_STATE, false, arrays != NULL);
+    return hs__round_misuse(p, HS_ERR_STATE, false, arrays != NULL);
   }
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
@@ -519,8 +308,8 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
   double t0 = hs__wtime();
   if (own_self_copies(p) && !p->self_done) hs__self_copy(p, arrays);
   p->self_done = false;
-  int rc = p->staged ? hs__staged_complete(p, arrays) : p->ops->complete(p, arrays);
-  rc = round_result(p, rc);
+  int rc = p->ops->complete(p, arrays);
+  rc = hs__round_result(p, rc);
   if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
   double t1 = hs__wtime();
   p->stats.seconds_complete += t1 - t0;
@@ -538,37 +327,31 @@ int hs_swap(hs_plan p, void *const *arrays) {
 }
 
 /* ------------------------------------------------------------------ reverse exchange */
-/* The plan's reverse: a staged plan reverses directly (docs/design.md, "Staged exchange"); a
- * sweep reverses stage by stage, a delegating one through the plan that sweeps. */
-static int reverse_begin(hs_plan p, hs_op op, void *const *arrays) {
-  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
-  if (dl) return hs_reverse_start(dl, op, arrays);
-  if (p->staged && p->order == HS_ORDER_SWEEP) return hs__sweep_reverse_start(p, op, arrays);
-  return p->ops->reverse_start && !p->staged ? p->ops->reverse_start(p, op, arrays)
-                                             : hs__reverse_start(p, op, arrays);
+/* The plan's reverse: the transport's own, else the core's (docs/design.md, "Reverse
+ * exchange"). */
+int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  return p->ops->reverse_start ? p->ops->reverse_start(p, op, arrays)
+                               : hs__reverse_start(p, op, arrays);
 }
 
-static int reverse_end(hs_plan p, hs_op op, void *const *arrays) {
-  hs_plan dl = p->order == HS_ORDER_SWEEP ? delegate_of(p) : NULL;
-  if (dl) return hs_reverse_complete(dl, arrays);
-  if (p->staged && p->order == HS_ORDER_SWEEP) return hs__sweep_reverse_complete(p, op, arrays);
-  return p->ops->reverse_complete && !p->staged ? p->ops->reverse_complete(p, op, arrays)
-                                                : hs__reverse_complete(p, op, arrays);
+int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  return p->ops->reverse_complete ? p->ops->reverse_complete(p, op, arrays)
+                                  : hs__reverse_complete(p, op, arrays);
 }
 
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
   if (p->in_progress) return other_round(p, "hs_reverse_start");
   if (p->reverse_in_progress) return mid_round(p, "hs_reverse_start");
-  if (p->failed) return failed_plan(p, "hs_reverse_start", true, arrays != NULL);
+  if (p->failed) return hs__round_after_failure(p, "hs_reverse_start", true, arrays != NULL);
   int rc = HS_OK;
   if (op != HS_OP_SUM && op != HS_OP_MAX && op != HS_OP_MIN && op != HS_OP_REPLACE)
     rc = hs__error(HS_ERR_ARG, "hs_reverse_start: op = %d is not an hs_op", (int)op);
   if (rc == HS_OK) rc = check_arrays(p, arrays, "hs_reverse_start");
-  if (rc != HS_OK) return fail_here(p, rc, true, arrays != NULL);
+  if (rc != HS_OK) return hs__round_fail_here(p, rc, true, arrays != NULL);
   double t0 = hs__wtime();
   p->round_flagged = false;
-  rc = reverse_begin(p, op, arrays);
+  rc = hs__plan_reverse_start(p, op, arrays);
   if (rc != HS_OK) hs__fail_local(p, rc);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
@@ -588,14 +371,14 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
                                      "(the plan failed: %.900s)", p->failure.msg);
     hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on this "
                             "plan");
-    return misuse_round(p, HS_ERR_STATE, true, arrays != NULL);
+    return hs__round_misuse(p, HS_ERR_STATE, true, arrays != NULL);
   }
   /* Wrong arrays: the reverse is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_reverse_complete");
   if (arc != HS_OK) hs__fail_local(p, arc);
   arrays = started_arrays(p);
   double t0 = hs__wtime();
-  int rc = round_result(p, reverse_end(p, p->reverse_op, arrays));
+  int rc = hs__round_result(p, hs__plan_reverse_complete(p, p->reverse_op, arrays));
   if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
@@ -612,61 +395,4 @@ int hs_reverse(hs_plan p, hs_op op, void *const *arrays) {
 int hs_accumulate_fill(hs_plan p, hs_op op, void *const *arrays) {
   int rc = hs_reverse(p, op, arrays);
   return rc == HS_OK ? hs_swap(p, arrays) : rc;
-}
-
-static uint64_t bytes_allocated(hs_plan p) {
-  hs_plan d = delegate_of(p);
-  return p->core_bytes + p->transport_bytes + (d ? bytes_allocated(d) : 0) +
-         hs__staged_bytes(p);
-}
-
-int hs_plan_get_stats(hs_plan p, hs_plan_stats *st) {
-  if (!p || !st) return hs__error(HS_ERR_ARG, "hs_plan_get_stats: NULL argument");
-  *st = p->stats;
-  st->bytes_allocated = bytes_allocated(p);
-  return HS_OK;
-}
-
-int hs_plan_reset_stats(hs_plan p) {
-  if (!p) return hs__error(HS_ERR_ARG, "hs_plan_reset_stats: plan is NULL");
-  p->stats.swaps = 0;
-  p->stats.seconds_start = p->stats.seconds_complete = 0;
-  p->stats.seconds_total = p->stats.seconds_exposed = p->stats.seconds_test = 0;
-  p->stats.reverses = 0;
-  p->stats.seconds_reverse = 0;
-  return HS_OK;
-}
-
-const char *hs_plan_transport(hs_plan p) { return p ? p->transport_name : NULL; }
-
-const char *hs_plan_selected_transport(hs_plan p) {
-  if (!p) return NULL;
-  hs_plan d = delegate_of(p);
-  return d ? hs_plan_selected_transport(d) : p->transport_name;
-}
-
-int hs_plan_describe(hs_plan p, char *buf, size_t len) {
-  if (!p || !buf || !len) return hs__error(HS_ERR_ARG, "hs_plan_describe: NULL argument");
-  size_t n = 0;
-  buf[0] = 0;
-  hs__appendf(buf, len, &n, "transport %s", p->transport_name);
-  hs__options_describe(p, buf, len, &n);
-  hs__remap_describe(p, buf, len, &n);
-  hs__appendf(buf, len, &n, "; rank %d; %d fields; depth %d,%d,%d; %s; %d offsets; ", p->rank,
-              p->nfields, p->depth[0], p->depth[1], p->depth[2],
-              p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);
-  hs__order_describe(p, buf, len, &n);
-  if (p->staged) {
-    hs__staged_describe(p, buf, len, &n);
-  } else {
-    hs__appendf(buf, len, &n, "%d peers:", p->npeers);
-    for (int k = 0; k < p->npeers; k++)
-      hs__appendf(buf, len, &n, " [%d: send %zu B, recv %zu B]", p->peers[k].rank,
-                  p->peers[k].send_bytes, p->peers[k].recv_bytes);
-    hs__appendf(buf, len, &n, "; self %zu B", p->self_bytes);
-  }
-  hs__appendf(buf, len, &n, "; halo stores %s", p->stream ? "streaming" : "cached");
-  hs__appendf(buf, len, &n, "; allocated %llu B", (unsigned long long)bytes_allocated(p));
-  if (p->ops->describe && !p->staged && n + 1 < len) p->ops->describe(p, buf + n, len - n);
-  return HS_OK;
 }

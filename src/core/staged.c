@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const hs_transport_ops staged_ops, sweep_ops;
+
 struct hs_staged {
   int n;                      /* stages */
   int axis[HS_MAX_DIMS];
@@ -56,7 +58,9 @@ bool hs__staged_useful(const hs_plan p) {
   return has_edges(p) && naxes >= 2;
 }
 
-int hs__staged_setup(hs_plan p) {
+/* The staged exchange's setup around the transport's: the stages, or (nothing to carry) the
+ * transport set up directly. */
+static int staged_setup(hs_plan p) {
   if (p->ops->flags & HS_OPS_DELEGATES)
     return hs__error(HS_ERR_UNAVAILABLE,
                      "hs_plan_create: transport %s: staged=1 applies to the transport that "
@@ -77,7 +81,8 @@ int hs__staged_setup(hs_plan p) {
   if (naxes == 0) return p->ops->setup(p); /* nothing to carry, or no neighbour to sweep to */
   struct hs_staged *s = calloc(1, sizeof *s);
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  p->staged = s;
+  p->impl = s;
+  p->ops = sweep ? &sweep_ops : &staged_ops; /* from here on the plan runs its stages */
   p->core_bytes += sizeof *s;
   int rc = HS_OK;
   unsigned wide = sweep ? HS_STAGE_FULL : 0u;
@@ -91,6 +96,7 @@ int hs__staged_setup(hs_plan p) {
   if (rc != HS_OK) return rc;
   /* Statistics: every stage's messages; peers counted once. */
   int ranks[3 * 2 * HS_MAX_DIMS], nr = 0;
+  p->stats.bytes_sent_per_swap = p->stats.bytes_recv_per_swap = p->stats.bytes_self_per_swap = 0;
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     for (int j = 0; j < q->npeers; j++) {
@@ -106,28 +112,26 @@ int hs__staged_setup(hs_plan p) {
   return HS_OK;
 }
 
-int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]) {
-  int n = 0;
-  for (int k = 0; k < (p->nsweep ? p->nsweep : p->ndims); k++) {
-    int a = p->nsweep ? p->sweep_axes[k] : k;
-    if (p->axis_swapped[a]) axes[n++] = a;
-  }
-  return n;
+int hs__decorate(hs_plan p) {
+  /* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
+   * whose plans sweep themselves. */
+  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
+  return p->core.staged || sweep ? staged_setup(p) : p->ops->setup(p);
 }
 
-void hs__staged_free(hs_plan p) {
-  struct hs_staged *s = p->staged;
+static void staged_free(hs_plan p) {
+  struct hs_staged *s = p->impl;
   if (!s) return;
   for (int k = 0; k < s->n; k++) {
     s->stage[k]->in_progress = false; /* after a failed swap: free it all the same */
     hs_plan_free(&s->stage[k]);
   }
   free(s);
-  p->staged = NULL;
+  p->impl = NULL;
 }
 
-int hs__staged_start(hs_plan p, void *const *arrays) {
-  struct hs_staged *s = p->staged;
+static int staged_start(hs_plan p, void *const *arrays) {
+  struct hs_staged *s = p->impl;
   s->cur = 0;
   return hs_swap_start(s->stage[0], arrays);
 }
@@ -144,9 +148,10 @@ static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool giv
   s->cur = s->n - 1;
 }
 
-void hs__staged_fail(hs_plan p) {
-  fail_stages(p->staged, 0, p, p->fail_given);
-  p->staged->cur = 0;
+static void staged_fail(hs_plan p) {
+  struct hs_staged *s = p->impl;
+  fail_stages(s, 0, p, p->fail_given);
+  s->cur = 0;
 }
 
 /* Finish stage cur and start the next one. */
@@ -163,8 +168,8 @@ static int next_stage(struct hs_staged *s, void *const *arrays) {
   return hs_swap_start(s->stage[s->cur], arrays);
 }
 
-int hs__staged_test(hs_plan p, void *const *arrays, int *done) {
-  struct hs_staged *s = p->staged;
+static int staged_test(hs_plan p, void *const *arrays, int *done) {
+  struct hs_staged *s = p->impl;
   for (;;) {
     int d = 0;
     int rc = hs_swap_test(s->stage[s->cur], arrays, &d);
@@ -178,8 +183,8 @@ int hs__staged_test(hs_plan p, void *const *arrays, int *done) {
   }
 }
 
-int hs__staged_complete(hs_plan p, void *const *arrays) {
-  struct hs_staged *s = p->staged;
+static int staged_complete(hs_plan p, void *const *arrays) {
+  struct hs_staged *s = p->impl;
   int rc = HS_OK;
   while (rc == HS_OK && s->cur < s->n - 1) rc = next_stage(s, arrays);
   if (rc == HS_OK) rc = hs_swap_complete(s->stage[s->cur], arrays);
@@ -190,8 +195,9 @@ int hs__staged_complete(hs_plan p, void *const *arrays) {
 /* The sweep's reverse: each stage a whole reverse exchange of its own (the stage's offsets
  * are -e_a, then +e_a, so its canonical order adds the lower neighbour's slab first), stage
  * k + 1 started when stage k is complete on this rank. */
-int hs__sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
-  return hs_reverse_start(p->staged->stage[0], op, arrays);
+static int sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  const struct hs_staged *s = p->impl;
+  return hs_reverse_start(s->stage[0], op, arrays);
 }
 
 /* Stages from `from` on, as failed reverse rounds carrying q's failure (every rank runs
@@ -203,14 +209,24 @@ static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) 
   }
 }
 
-void hs__sweep_reverse_fail(hs_plan p, int from) { fail_reverse_stages(p->staged, from, p); }
-
-void hs__staged_each(hs_plan p, void (*fn)(hs_plan)) {
-  for (int k = 0; k < p->staged->n; k++) fn(p->staged->stage[k]);
+/* A failed round of every stage, carrying p's failure (src/core/fail.c's rule): forward, or
+ * a sweep's reverse; a staged plan's reverse is the core's, over the direct geometry. */
+static bool staged_fail_inner(hs_plan p, int reverse) {
+  if (!reverse) staged_fail(p);
+  else if (p->ops == &sweep_ops) fail_reverse_stages(p->impl, 0, p);
+  else return false;
+  return true;
 }
 
-int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
-  struct hs_staged *s = p->staged;
+static int staged_inner(hs_plan p, hs_plan *plans, int max) {
+  const struct hs_staged *s = p->impl;
+  int n = 0;
+  for (int k = 0; s && k < s->n && n < max; k++) plans[n++] = s->stage[k];
+  return n;
+}
+
+static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  struct hs_staged *s = p->impl;
   int rc = hs_reverse_complete(s->stage[0], arrays), k = 1;
   for (; k < s->n && rc == HS_OK; k++) rc = hs_reverse(s->stage[k], op, arrays);
   if (rc != HS_OK && k < s->n) { /* stage k - 1 failed: the later ones still run, flagged */
@@ -222,8 +238,8 @@ int hs__sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   return rc;
 }
 
-void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
-  const struct hs_staged *s = p->staged;
+static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
+  const struct hs_staged *s = p->impl;
   hs__appendf(buf, len, n, "%s in %d stages:", p->order == HS_ORDER_SWEEP ? "swept" : "staged",
               s->n);
   for (int k = 0; k < s->n; k++) {
@@ -237,11 +253,15 @@ void hs__staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
   }
 }
 
-uint64_t hs__staged_bytes(hs_plan p) {
-  const struct hs_staged *s = p->staged;
-  uint64_t b = 0;
-  hs_plan_stats st;
-  for (int k = 0; s && k < s->n; k++)
-    if (hs_plan_get_stats(s->stage[k], &st) == HS_OK) b += st.bytes_allocated;
-  return b;
-}
+bool hs__plan_staged(const hs_plan p) { return p->ops == &staged_ops || p->ops == &sweep_ops; }
+
+/* The decorators: the stages move the data and do their own self copies. */
+#define STAGED_OPS(sym, name_, ...)                                                           \
+  static const hs_transport_ops sym = {                                                       \
+      .name = name_, .flags = HS_OPS_DELEGATES, .summary = "the transport, axis by axis",     \
+      .start = staged_start, .complete = staged_complete, .test = staged_test,                \
+      .destroy = staged_free, .inner = staged_inner, .fail_inner = staged_fail_inner,        \
+      .describe_exchange = staged_describe, __VA_ARGS__}
+STAGED_OPS(staged_ops, "staged", .reverse_start = NULL);
+STAGED_OPS(sweep_ops, "sweep", .reverse_start = sweep_reverse_start,
+           .reverse_complete = sweep_reverse_complete);

@@ -365,3 +365,27 @@ int hs__check_boxes(const hs_plan p) {
     }
   return HS_OK;
 }
+
+/* ------------------------------------------------------------------ the description */
+void hs_plan_desc_init(hs_plan_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->depth[0] = d->depth[1] = 1;
+  d->stencil = HS_STENCIL_BOX;
+  d->oneway = HS_ONEWAY_NONE;
+  d->transport = HS_TRANSPORT_DEFAULT;
+}
+
+void hs_plan_desc_set_order_offsets(hs_plan_desc *d, int n, const int *offsets) {
+  if (!d) return;
+  d->order = HS_ORDER_OFFSETS;
+  d->norder = n;
+  d->order_offsets = offsets;
+}
+
+void hs_plan_desc_set_order_sweep(hs_plan_desc *d, int n, const int *axes) {
+  if (!d) return;
+  d->order = HS_ORDER_SWEEP;
+  d->nsweep = n;
+  for (int k = 0; k < HS_MAX_DIMS; k++) /* no axes given: -1, which validation names */
+    d->sweep_axes[k] = k < n ? (axes ? axes[k] : -1) : 0;
+}

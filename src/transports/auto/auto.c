@@ -171,6 +171,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void print_report(hs_plan p, FILE *out);
+static const hs_transport_ops auto_sweep_ops;
 
 /* The halo sections a swap writes, through the fields (or their hooks), in plan order: what
  * auto saves and puts back when it cannot use the analytic check. */
@@ -418,6 +419,7 @@ static int auto_setup(hs_plan p) {
     if (i != best && t->c[i].plan) hs_plan_free(&t->c[i].plan);
   hs_plan_reset_stats(t->c[best].plan);
   if (verbose && p->rank == 0) print_report(p, stdout);
+  if (p->order == HS_ORDER_SWEEP) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
   rc = HS_OK;
 out:
   hs__oracle_end(p, o); /* the caller's data back */
@@ -452,9 +454,35 @@ static void auto_destroy(hs_plan p) {
   p->impl = NULL;
 }
 
-static hs_plan auto_delegate(hs_plan p) {
+static int auto_inner(hs_plan p, hs_plan *plans, int max) {
   auto_t *t = p->impl;
-  return (t && t->chosen >= 0) ? t->c[t->chosen].plan : NULL;
+  if (!t || t->chosen < 0 || max < 1) return 0;
+  plans[0] = t->c[t->chosen].plan;
+  return 1;
+}
+
+/* A failed round runs in the chosen plan, with p's failure; the reverse's only where the
+ * chosen plan runs it (a sweep; otherwise the core's reverse runs on p's own geometry). */
+static bool auto_fail_inner(hs_plan p, int reverse) {
+  hs_plan d;
+  if ((reverse && p->ops != &auto_sweep_ops) || !auto_inner(p, &d, 1)) return false;
+  hs__fail_adopt(d, p);
+  if (reverse) return hs_reverse_start(d, HS_OP_SUM, NULL), true;
+  d->fail_given = p->fail_given;
+  hs_swap_start(d, NULL);
+  return true;
+}
+
+/* A sweep's reverse: the chosen plan's, which sweeps. */
+static int auto_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
+  auto_t *t = p->impl;
+  return hs_reverse_start(t->c[t->chosen].plan, op, arrays);
+}
+
+static int auto_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
+  auto_t *t = p->impl;
+  (void)op;
+  return hs_reverse_complete(t->c[t->chosen].plan, arrays);
 }
 
 static void auto_describe(hs_plan p, char *buf, size_t len) {
@@ -513,8 +541,13 @@ static void print_report(hs_plan p, FILE *out) {
   fflush(out);
 }
 
+#define AUTO_SUMMARY "measures every usable transport on the plan at creation and uses the fastest"
+#define AUTO_OPS .inner = auto_inner, .fail_inner = auto_fail_inner, .describe = auto_describe, \
+                 .test = auto_test
 HS_DEFINE_TRANSPORT(hs__transport_auto, auto, "auto", HS_TRANSPORT_AUTO, HS_OPS_DELEGATES,
-                    "measures every usable transport on the plan at creation and uses the "
-                    "fastest",
-                    auto_options, auto_config,
-                    .delegate = auto_delegate, .describe = auto_describe, .test = auto_test);
+                    AUTO_SUMMARY, auto_options, auto_config, AUTO_OPS);
+/* With HS_ORDER_SWEEP the reverse is the chosen plan's as well (setup switches to this). */
+static HS_DEFINE_TRANSPORT(auto_sweep_ops, auto, "auto", HS_TRANSPORT_AUTO, HS_OPS_DELEGATES,
+                           AUTO_SUMMARY, auto_options, auto_config, AUTO_OPS,
+                           .reverse_start = auto_reverse_start,
+                           .reverse_complete = auto_reverse_complete);

@@ -84,7 +84,7 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       b.count[a] = fi->n[a];
       continue;
     }
-    if (o[a] == 0 && (p->stage_wide & HS_STAGE_FULL)) { /* a sweep: the whole swapped halo */
+    if (o[a] == 0 && p->stage_full) { /* a sweep: the whole swapped halo */
       b.lo[a] = -fi->dlo[a];
       b.count[a] = fi->dlo[a] + fi->n[a] + fi->dhi[a];
     } else if (o[a] == 0 && (p->stage_wide >> a & 1u))

@@ -5,7 +5,11 @@
 #ifndef HS_CORE_H
 #define HS_CORE_H
 
+#include "hs_meta.h"
+#include "hs_node.h"
+#include "hs_pack.h"
 #include "hs_transport.h"
+#include "hs_twosided.h"
 
 #define HS_MAX_HALO 65536 /* allocated halo width per side (validation bound) */
 
@@ -52,7 +56,7 @@ void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
 /* ---- registry (src/core/registry.c) */
 const hs_transport_ops *hs__transport_default(void);
-/* The plan's transport from desc (transport_name, else transport), and its options: the
+/* (src/core/options.c) The plan's transport from desc (transport_name, else transport), and its options: the
  * parent plan's as parsed (less the core's), $HALOSWAP_OPTIONS unless nested, the name's
  * suffix, desc->options; resolved into p->config. Local. */
 int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
@@ -80,11 +84,11 @@ void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
  * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
  * forward and reverse */
-#define HS_STAGE_FULL 0x100u
-/* The transport's setup, or a decorator's around it: with staged=1 or HS_ORDER_SWEEP the
- * plan's ops become the staged exchange's, whose stages are plans of the transport (or, with
- * no edge or corner to carry, the transport is set up directly). Collective. */
-int hs__decorate(hs_plan p);
+/* Its setup is the plan's: the transport's, or a decorator's around it: with staged=1 or
+ * HS_ORDER_SWEEP the plan's ops become the staged exchange's, whose stages are plans of the
+ * transport (or, with no edge or corner to carry, the transport is set up directly).
+ * Collective. Called through the table, so the core's plans do not call the stages' code. */
+extern const hs_transport_ops hs__decorator;
 /* The plan runs stages (staged=1 or a sweep, with something to carry). */
 bool hs__plan_staged(const hs_plan p);
 
@@ -102,8 +106,6 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
-/* Global index of local index i on axis a of field f (wrapped on periodic axes). */
-int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 /* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
  * exchanged axes x, y, z); returns how many. */
 int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
@@ -147,7 +149,7 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
                        uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
-/* ---- plans (src/core/plan.c) */
+/* ---- plans (src/core/round.c) */
 /* The plans p runs (a decorator's inner plans): at most HS_MAX_DIMS; returns how many. */
 int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]);
 /* The plan's reverse: the transport's own (ops->reverse_*), else the core's. */
@@ -170,7 +172,7 @@ void hs__fail_free(hs_plan p);
  * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
  * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
 int hs__swap_fail(hs_plan p, int code);
-/* The rounds a plan's calls end in when they cannot run one (plan.c's): this rank found an
+/* The rounds a plan's calls end in when they cannot run one (src/core/round.c): this rank found an
  * error (code, hs_error_message()) where a round begins (hs__round_fail_here), a complete or
  * test found no round started (hs__round_misuse: the plan stays usable), a round of a plan
  * that failed earlier (hs__round_after_failure: HS_ERR_STATE). Each takes part in the round

@@ -203,9 +203,9 @@ struct hs_plan_s {
    * oracle, the reverse exchange and auto's checks use it) and runs its stages' plans. */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
-                                stage, so its sections include the halos filled there;
-                                HS_STAGE_FULL: a sweep's stage, whose sections span the whole
-                                swapped halo on every other axis */
+                                stage, so its sections include the halos filled there */
+  bool stage_full;           /* a sweep's stage: its sections span the whole swapped halo on
+                                every other axis */
   /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
   struct hs_remap *remap;
   /* Errors during a swap (src/core/fail.c). */
@@ -328,14 +328,6 @@ void hs__appendf(char *buf, size_t len, size_t *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-/* ---- registry (src/core/registry.c) */
-/* The built transport of that name, or NULL. */
-const hs_transport_ops *hs__transport_find(const char *name);
-/* "a, b, c": the names of every built transport. */
-void hs__transport_list(char *buf, size_t len);
-/* Why a known transport called `name` is not in this build, or NULL (built, or unknown). */
-const char *hs__transport_unbuilt(const char *name);
-
 /* ---- field data */
 static inline char *hs__field_ptr(const hs_plan p, void *const *arrays, int f) {
   if (arrays && arrays[f]) return (char *)arrays[f];
@@ -345,60 +337,6 @@ static inline char *hs__field_ptr(const hs_plan p, void *const *arrays, int f) {
  * to the registered pointer). The one place this is decided. */
 bool hs__arrays_registered(const hs_plan p, void *const *arrays);
 
-/* ---- packing engine (src/core/pack.c) */
-void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf);
-void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const char *buf);
-/* Pack every send section for peer into buf (send_bytes long). */
-void hs__pack_sections(const hs_plan p, const hs_section *s, int n, void *const *arrays,
-                       char *buf);
-void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, char *buf);
-void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
-                     const char *buf);
-void hs__self_copy(const hs_plan p, void *const *arrays);
-/* Copy between two copy programs with the same bytes in the same order (a sender's strip in
- * its field, the receiver's halo box in its own field, possibly with other halo widths). */
-void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
-                       const hs_section *dst, char *dfield);
-/* Decide p->stream from the core option and the plan's halo bytes (after the geometry). */
-void hs__stream_decide(hs_plan p);
-/* A derived datatype that addresses the section relative to the field data pointer. Not
- * for callback fields. Caller frees. */
-int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out);
-
-/* ---- datatype cache (src/core/dtypes.c): one per plan, shared by every transport */
-typedef struct {
-  MPI_Datatype *send, *recv; /* per peer index: all its sections, absolute addresses
-                                (use MPI_BOTTOM); MPI_DATATYPE_NULL where it has none */
-} hs_dtypes;
-/* The datatypes for these arrays, built on first use and kept: the registered set for the
- * life of the plan, per-swap sets in a small least-recently-used cache (MONC's solver
- * passes the same source arrays every iteration). Not for plans with callback fields. */
-int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
-/* The same types with one int ahead of each peer's data: sflag[k] in what goes to peer k,
- * rflag[k] in what comes from it (arrays that live as long as the plan; nbr's failure flag).
- * Peers without data keep MPI_BYTE. Built on first use and kept with the set's entry. */
-int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
-                           const hs_dtypes **out);
-void hs__dtypes_free(hs_plan p);
-/* ---- two-sided engine (src/core/twosided.c): the default transport is this engine over
- * every peer; any transport may run it over a subset of peers (a hybrid: the off-node ones). */
-typedef struct hs_twosided hs_twosided;
-typedef struct {
-  int dtype;      /* send/receive straight from the fields with derived datatypes */
-  int persistent; /* persistent requests */
-} hs_twosided_config;
-/* peers: indices into p->peers, or NULL for all of them. Local (no collective calls). */
-int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosided_config *c,
-                        hs_twosided **out);
-int hs__twosided_start(hs_plan p, hs_twosided *e, void *const *arrays);
-/* Progress without blocking: unpacks what has arrived; *done = 1 when every receive of the
- * swap is in the halos and every send has completed (complete then waits for nothing). */
-int hs__twosided_test(hs_plan p, hs_twosided *e, void *const *arrays, int *done);
-/* Block until every receive is in the halos and every send buffer is free. */
-int hs__twosided_complete(hs_plan p, hs_twosided *e, void *const *arrays);
-void hs__twosided_free(hs_plan p, hs_twosided *e);
-/* Its options (dtype, persistent; p2p's), and so the defaults of every two-sided part. */
-extern const hs_option_spec hs__twosided_options[];
 /* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
@@ -410,135 +348,10 @@ int hs__calloc_arrays(hs_plan p, size_t n, ...);
 /* Memory the transport holds by other means (windows, shared or symmetric segments). */
 void hs__account(hs_plan p, int64_t bytes);
 
-/* ---- node-shared field memory (hs_alloc, src/core/alloc.c): a core service any transport
- * may use to reach a neighbour's field directly. */
-/* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
- * of the node for that allocation), *win and *offset (bytes from the start of this rank's
- * segment); 0 for any other memory (including hs_alloc's plain-memory fallback). */
-int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
-                      size_t *offset);
-/* Start of `rank`'s segment (rank in d's communicator) of allocation `id`, mapped in this
- * process, and its size; NULL if that rank does not share the allocation with this one. */
-char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 /* ---- options (src/core/options.c) */
-/* Length of the next item of a list whose items are separated by any of seps; separators
- * inside [...] do not count. The one list splitter (options, auto's candidates). */
-size_t hs__list_item(const char *s, const char *seps);
 /* True if the user gave a value for key (rather than the default). */
 bool hs__option_given(const hs_plan p, const char *key);
 
-/* ---- plans (src/core/plan.c) */
-/* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):
- * p's geometry (depths, stencil, the fields as the caller described them, and unless it is a
- * stage the one-way direction and the combine order), transport `spec` with the options it
- * carries, or (spec NULL) p's transport with p's options as parsed, less the core's.
- * $HALOSWAP_OPTIONS, meant for the outer plan, is not applied again. stage_axis: a stage of a
- * staged exchange, axis + 1, whose geometry holds the faces of that axis only, its sections
- * widened on the axes in `wide` (src/core/staged.c); 0: not a stage. Collective. */
-int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out);
-/* The plan has edges or corners to carry between two or more exchanged axes (else a staged
- * plan runs its transport directly). */
-bool hs__staged_useful(const hs_plan p);
-
-/* ---- analytic halo check (src/core/oracle.c): how a measuring transport validates a candidate */
-/* Fill every field with a value computed from its global coordinates (halos: a sentinel),
- * saving the fields' contents first into a buffer the caller frees with hs__oracle_end. */
-typedef struct hs_oracle hs_oracle;
-int hs__oracle_begin(hs_plan p, hs_oracle **out);
-/* HS_OK if every halo cell the plan writes holds the value of the cell it mirrors; else
- * HS_ERR_INTERNAL with the first wrong cell in the message. Local. */
-int hs__oracle_check(hs_plan p, hs_oracle *o);
-/* Ready for the next candidate: the sentinel back in every halo cell the plan writes (full
- * = 0: a swap writes nothing else), or the whole pattern again (full = 1: after a candidate
- * that failed, which may have written anywhere). */
-void hs__oracle_reset(hs_plan p, hs_oracle *o, int full);
-/* Put the fields' saved contents back and free o. */
-void hs__oracle_end(hs_plan p, hs_oracle *o);
-
-/* ---- the reverse's pull (src/core/reverse.c, hs_core.h): where an on-node transport says a
- * neighbour's halo boxes are */
-typedef struct {
-  const char *buf;                /* the sections' bytes packed in message order, or NULL: */
-  char *const *fields;            /* the peer's fields mapped here, and */
-  const hs_section *sec;          /* its halo boxes for me (its forward receive sections) */
-} hs_pull_src;
-
-/* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
- * memory share (shm, cma). The transport's state (p->impl) begins with an hs_node; its setup
- * calls hs__node_setup with the hs_node_ops below, and HS_DEFINE_NODE_TRANSPORT gives it the
- * engine's start, test, complete, reverse, destroy and describe. */
-/* The node communicator of comm: MPI_COMM_TYPE_SHARED, split into virtual nodes of node_size
- * consecutive ranks if node_size > 0. Collective; the one node split of the library. */
-int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node);
-typedef struct {
-  int peer;               /* index in p->peers */
-  int nrank;              /* rank in the node communicator */
-  char *seg;              /* its segment, mapped here (its control block first) */
-  char *pub;              /* its published area in that segment */
-  size_t my_box, its_box; /* with boxes: offsets of my box for it (mine) and its for me (its) */
-  hs_section *ssec;       /* its send sections for me: where my halo is in its fields (nrecv) */
-  hs_section *rsec;       /* its receive sections from me: its halo boxes of my points (nsend) */
-  int pending;            /* complete: its data not read yet */
-} hs_node_edge;
-struct hs_node;
-typedef struct {
-  /* After the section exchange: the transport's per-edge state and the setup part of its
-   * published area (n->pub). Local; the engine agrees on the result. */
-  int (*setup)(hs_plan p, struct hs_node *n);
-  /* Optional. After every control block is visible: read the neighbours' published setup.
-   * Local. */
-  int (*connect)(hs_plan p, struct hs_node *n);
-  /* Publish operation n->seq: the forward's interior strips (reverse = 0) or the reverse's
-   * halo boxes (1), in n->pub or the boxes; returns the mode word readers see. */
-  uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
-  /* Forward: fill my halo from edge e, which has posted this operation. */
-  int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
-  /* The reverse's source (hs_pull.source; ctx is the hs_node). */
-  int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
-  /* Optional: free the transport's per-edge state (also after a partial setup). */
-  void (*release)(hs_plan p, struct hs_node *n);
-  /* Optional: appended to the engine's part of hs_plan_describe. */
-  void (*describe)(hs_plan p, struct hs_node *n, char *buf, size_t len);
-} hs_node_ops;
-typedef struct {
-  int node_size;       /* virtual nodes of this many ranks; 0: the physical node */
-  int barrier;         /* two node-wide barriers per swap instead of the counters */
-  int noncontig;       /* alloc_shared_noncontig for the window */
-  int boxes;           /* a box per on-node peer in my segment (max of send and receive bytes) */
-  int hooks_by_message; /* a plan with pack/unpack hooks sends every peer by message */
-  int pull_any_order;  /* the reverse's source reads sections where they lie (hs_pull) */
-  size_t pub_bytes;    /* the transport's published area in the control block */
-} hs_node_config;
-typedef struct hs_node {
-  int nedges, nremote;
-  hs_node_edge *edges;    /* the on-node peers */
-  char *seg;              /* my segment (my boxes at edges[i].my_box) */
-  char *pub;              /* my published area */
-  uint64_t seq;           /* operations so far, forward and reverse */
-  struct hs_node_core *core; /* the engine's own state (src/core/node.c) */
-} hs_node;
-/* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */
-int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes);
-int hs__node_start(hs_plan p, void *const *arrays);
-int hs__node_complete(hs_plan p, void *const *arrays);
-/* Progress without blocking: reads the neighbours that have posted, unpacks the off-node
- * messages that arrived (sync=barrier: polls its MPI_Ibarrier); *done = 1 once the halos are
- * written and my readers are done with my data. Complete goes on from where it left. */
-int hs__node_test(hs_plan p, void *const *arrays, int *done);
-int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays);
-int hs__node_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
-void hs__node_destroy(hs_plan p);
-void hs__node_describe(hs_plan p, char *buf, size_t len);
-/* An on-node transport's ops table: the engine's operations around the transport's setup. */
-#define HS_DEFINE_NODE_TRANSPORT(sym, setup_, name_, id_, summary_, options_, config_type, ...) \
-  HS_TRANSPORT_OPS(sym, name_, id_, HS_OPS_FAILROUND, summary_, options_, config_type,          \
-                   .setup = setup_, .start = hs__node_start, .complete = hs__node_complete,     \
-                   .test = hs__node_test, .destroy = hs__node_destroy,                         \
-                   .describe = hs__node_describe,                                              \
-                   .reverse_start = hs__node_reverse_start,                                    \
-                   .reverse_complete = hs__node_reverse_complete, __VA_ARGS__)
-/* The mode word of the operation edge e has posted. */
-uint32_t hs__node_mode(const hs_node_edge *e);
 double hs__wtime(void);
 /* One round of a polling loop: yields the core after a few fruitless spins. */
 void hs__relax(unsigned *spins);

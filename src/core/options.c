@@ -247,3 +247,46 @@ int hs_transport_options(const char *name, char *buf, size_t len) {
                      len, n + 1);
   return HS_OK;
 }
+
+/* ------------------------------------------------------------------ transport choice */
+int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
+                          const hs_plan parent) {
+  const char *spec = desc->transport_name;
+  if (!spec) {
+    const char *why = NULL;
+    spec = desc->transport == HS_TRANSPORT_DEFAULT ? hs_transport_id_name(desc->transport)
+                                                   : hs__transport_known(desc->transport, &why);
+    if (!spec)
+      return hs__error(HS_ERR_ARG, "hs_plan_create: transport = %d is not an hs_transport_id",
+                       (int)desc->transport);
+    if (why) return hs__transport_unbuilt_error("hs_plan_create", spec, why);
+  }
+  const char *colon = strchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  if (n == 0 || n >= sizeof p->transport_name)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: transport name '%s' is empty or too long",
+                     spec);
+  memcpy(p->transport_name, spec, n);
+  p->transport_name[n] = 0;
+  for (char *c = p->transport_name; *c; c++)
+    if (*c == '_') *c = '-';
+  p->ops = p->transport = hs__transport_find(p->transport_name);
+  const char *why = p->ops ? NULL : hs__transport_unbuilt(p->transport_name);
+  if (why) return hs__transport_unbuilt_error("hs_plan_create", p->transport_name, why);
+  if (!p->ops) {
+    char list[512];
+    hs__transport_list(list, sizeof list);
+    return hs__error(HS_ERR_ARG, "hs_plan_create: unknown transport '%s' (built: %s)",
+                     p->transport_name, list);
+  }
+  int rc = HS_OK;
+  /* A plan nested in one of the same transport takes its options as parsed, less the core's. */
+  for (int i = 0; parent && i < parent->noptions; i++)
+    if (!hs__core_option(parent->options[i].key)) p->options[p->noptions++] = parent->options[i];
+  if (!nested)
+    rc = hs__options_add(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
+  if (rc == HS_OK && colon) rc = hs__options_add(p, colon + 1, "the transport name");
+  if (rc == HS_OK) rc = hs__options_add(p, desc->options, "hs_plan_desc.options");
+  if (rc == HS_OK) rc = hs__options_resolve(p);
+  return rc;
+}

@@ -1,4 +1,5 @@
 /* Packing engine: sections are pre-reduced to memcpy runs inside at most three loops. */
+#include "hs_pack.h"
 #include "hs_transport.h"
 
 #include <stdint.h>

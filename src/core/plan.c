@@ -51,10 +51,10 @@ static void destroy(hs_plan p) {
   if (p->ops->destroy) p->ops->destroy(p);
 }
 
-/* stage_axis, wide: a stage of a staged exchange (hs__plan_nest); 0 otherwise. parent: the
- * plan whose parsed options this one takes (hs__plan_nest), or NULL. */
-static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, int stage_axis,
-                       unsigned wide, const hs_plan parent, hs_plan *out) {
+/* stage: a stage of a staged exchange (hs__plan_nest), or NULL. parent: the plan whose
+ * parsed options this one takes (hs__plan_nest), or NULL. */
+static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
+                       const hs_stage *stage, const hs_plan parent, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -82,8 +82,9 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   p->oneway = desc->oneway;
   p->oneway_axis = desc->oneway_axis;
   p->nfields = desc->nfields;
-  p->stage_axis = stage_axis;
-  p->stage_wide = wide;
+  p->stage_axis = stage ? stage->axis + 1 : 0;
+  p->stage_wide = stage ? stage->wide : 0u;
+  p->stage_full = stage && stage->full;
   copy_order(p, desc);
   int mrc = MPI_Comm_dup(d->comm, &p->comm);
   if (mrc != MPI_SUCCESS) {
@@ -121,7 +122,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   }
   p->stats.bytes_self_per_swap = p->self_bytes;
   p->stats.npeers = p->npeers;
-  rc = hs__agree(p->comm, hs__decorate(p));
+  rc = hs__agree(p->comm, hs__decorator.setup(p));
   if (rc != HS_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
@@ -134,7 +135,7 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   return HS_OK;
 }
 
-int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs_plan *out) {
+int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *out) {
   hs_plan_desc d;
   hs_plan_desc_init(&d);
   for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
@@ -142,7 +143,7 @@ int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs
   d.nfields = p->nfields;
   d.fields = p->user_fields;
   d.transport_name = spec ? spec : p->transport_name;
-  if (!stage_axis) { /* a stage's geometry is its own; the combine order is the plan's */
+  if (!stage) { /* a stage's geometry is its own; the combine order is the plan's */
     d.oneway = p->oneway;
     d.oneway_axis = p->oneway_axis;
     d.order = p->order;
@@ -151,11 +152,11 @@ int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs
     d.nsweep = p->nsweep;
     memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
   }
-  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage_axis, wide, spec ? NULL : p, out);
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
-  return plan_create(d, desc, 0, 0, 0u, NULL, out);
+  return plan_create(d, desc, 0, NULL, NULL, out);
 }
 
 int hs_plan_free(hs_plan *pp) {
@@ -188,10 +189,6 @@ static int check_arrays(hs_plan p, void *const *arrays, const char *who) {
                                    "(%zu bytes)", who, f, (const void *)a, fi->elem);
   }
   return HS_OK;
-}
-
-int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]) {
-  return p->ops->inner ? p->ops->inner(p, plans, HS_MAX_DIMS) : 0;
 }
 
 /* The plan writes its halos itself (not a decorator, whose inner plans do), so the core does
@@ -327,18 +324,6 @@ int hs_swap(hs_plan p, void *const *arrays) {
 }
 
 /* ------------------------------------------------------------------ reverse exchange */
-/* The plan's reverse: the transport's own, else the core's (docs/design.md, "Reverse
- * exchange"). */
-int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
-  return p->ops->reverse_start ? p->ops->reverse_start(p, op, arrays)
-                               : hs__reverse_start(p, op, arrays);
-}
-
-int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
-  return p->ops->reverse_complete ? p->ops->reverse_complete(p, op, arrays)
-                                  : hs__reverse_complete(p, op, arrays);
-}
-
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
   if (p->in_progress) return other_round(p, "hs_reverse_start");

@@ -85,10 +85,11 @@ static int staged_setup(hs_plan p) {
   p->ops = sweep ? &sweep_ops : &staged_ops; /* from here on the plan runs its stages */
   p->core_bytes += sizeof *s;
   int rc = HS_OK;
-  unsigned wide = sweep ? HS_STAGE_FULL : 0u;
+  unsigned wide = 0u;
   for (int k = 0; k < naxes && rc == HS_OK; k++) {
     int a = axes[k];
-    rc = hs__plan_nest(p, NULL, a + 1, wide, &s->stage[s->n]);
+    const hs_stage stage = {.axis = a, .wide = wide, .full = sweep};
+    rc = hs__plan_nest(p, NULL, &stage, &s->stage[s->n]);
     if (rc != HS_OK) break; /* collective: failed on every rank */
     s->axis[s->n++] = a;
     if (!sweep) wide |= 1u << a;
@@ -112,7 +113,7 @@ static int staged_setup(hs_plan p) {
   return HS_OK;
 }
 
-int hs__decorate(hs_plan p) {
+static int decorate(hs_plan p) {
   /* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
    * whose plans sweep themselves. */
   bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
@@ -265,3 +266,5 @@ bool hs__plan_staged(const hs_plan p) { return p->ops == &staged_ops || p->ops =
 STAGED_OPS(staged_ops, "staged", .reverse_start = NULL);
 STAGED_OPS(sweep_ops, "sweep", .reverse_start = sweep_reverse_start,
            .reverse_complete = sweep_reverse_complete);
+
+const hs_transport_ops hs__decorator = {.name = "decorator", .setup = decorate};

@@ -9,17 +9,18 @@
  *   2     receive with datatypes, send packed;   3  send with datatypes, receive packed;
  *   4     auto: the first 18 swaps alternate between 1 and 0 (machine noise hits them alike;
  *         two unmeasured rounds, then 7 swaps each) and the engine keeps the one with the
- *         lowest median time spent in its calls. (The mixtures 2 and 3 were in the trial at
- *         first; with 3 swaps each the choice was too noisy: one launch in 16 kept a mode 7.8x
- *         slower than packing.) Decided together: every rank of the plan runs the trial (those
- *         without peers time nothing) and the mode with the lowest maximum over ranks of the
- *         medians wins everywhere. Deciding per rank let ranks keep different modes, and a
- *         packed sender with a datatype receiver ran 1.5x slower than either mode alone
- *         (MPICH 4.0, MONC case). The bytes on the wire are the same in every mode (datatypes
- *         are built from MPI_BYTE runs in message order), so any mixture would still match.
+ *         lowest median time spent in its calls (why these modes and this trial:
+ *         docs/benchmarks.md, "p2p: datatypes or packing"). Decided together: every rank of
+ *         the plan runs the trial (those without peers time nothing) and the mode with the
+ *         lowest maximum over ranks of the medians wins everywhere, since a packed sender
+ *         facing a datatype receiver is slower than either mode alone. The bytes on the wire
+ *         are the same in every mode (datatypes are built from MPI_BYTE runs in message
+ *         order), so any mixture would still match.
  * Fields with pack/unpack hooks always pack. persistent=1: persistent requests for the
  * registered arrays (per-swap arrays get ordinary ones; under auto, built once decided). */
 #include "hs_transport.h"
+#include "hs_twosided.h"
+#include "hs_pack.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,7 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   /* Whether any rank has a peer to time (collective, so first: nothing below may return
    * early on one rank only before it). */
   int trial_any = 0;
-  if (c->dtype == 4 && !p->has_callbacks) {
+  if (c->dtype == HS_DTYPE_AUTO && !p->has_callbacks) {
     int mine = 0, n0 = peers ? npeers : p->npeers;
     for (int i = 0; i < n0 && !mine; i++) {
       const hs_peer *pe = &p->peers[peers ? peers[i] : i];
@@ -140,9 +141,9 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
   if (!e) return hs__error(HS_ERR_NOMEM, "%s: out of memory", p->transport_name);
   e->c = *c;
   e->trial = -1;
-  if (p->has_callbacks) e->c.dtype = 0; /* hooks need packing */
-  if (e->c.dtype == 4 && !trial_any) e->c.dtype = 1; /* nobody sends anything */
-  if (e->c.dtype == 4) {
+  if (p->has_callbacks) e->c.dtype = HS_DTYPE_PACKED; /* hooks need packing */
+  if (e->c.dtype == HS_DTYPE_AUTO && !trial_any) e->c.dtype = HS_DTYPE_BOTH; /* no one sends */
+  if (e->c.dtype == HS_DTYPE_AUTO) {
     /* Both datatypes on both sides first: the likeliest winner decides if the trial is cut
      * short by a plan freed early. */
     static const int order[2] = {SEND_DT | RECV_DT, 0};
@@ -151,7 +152,8 @@ int hs__twosided_create(hs_plan p, const int *peers, int npeers, const hs_twosid
     e->trial = 0;
     e->mode = order[0];
   } else {
-    e->mode = mode_of_config[e->c.dtype >= 0 && e->c.dtype < 4 ? e->c.dtype : 1];
+    e->mode = mode_of_config[e->c.dtype >= 0 && e->c.dtype < HS_DTYPE_AUTO ? e->c.dtype
+                                                                          : HS_DTYPE_BOTH];
   }
   int n = peers ? npeers : p->npeers;
   size_t nb = (size_t)(n > 0 ? n : 1);

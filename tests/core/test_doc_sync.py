@@ -106,6 +106,23 @@ for sym in set(re.findall(r"\b(hs__\w+|HS_[A-Z_]+)\b", design)):
     if not re.search(r"\b" + re.escape(sym) + r"\b", tree):
         problems.append(f"docs/design.md names {sym}, which the source does not define")
 
+# The plan members a transport may write: design.md's list ("Plan members a transport may write:
+# `a`, `b`.") against every assignment to a plan member in src/transports and src/contract.
+m = re.search(r"Plan\s+members\s+a\s+transport\s+may\s+write:\s+((?:`\w+`(?:,\s+|\s+and\s+)?)+)\.", design)
+checked += 1
+if not m:
+    problems.append("docs/design.md does not list the plan members a transport may write")
+else:
+    allowed = set(re.findall(r"`(\w+)`", m.group(1)))
+    for path in glob.glob(os.path.join(src, "src/transports/**/*.c"), recursive=True) + \
+            glob.glob(os.path.join(src, "src/contract/*.c")):
+        text = re.sub(r"/\*.*?\*/", "", open(path, encoding="utf-8").read(), flags=re.S)
+        for member in re.findall(r"\bp->(\w+)(?:\[[^]]*\])?(?:\.\w+)*\s*(?:[-+|&]?=)(?!=)", text):
+            checked += 1
+            if member not in allowed:
+                problems.append(f"{os.path.relpath(path, src)} writes p->{member}, which docs/design.md "
+                                "does not list among the plan members a transport may write")
+
 # Every transport in design.md's layer diagram and README.md's table.
 names = set()
 for path in glob.glob(os.path.join(src, "src/transports/*/transport.cmake")):

@@ -14,6 +14,8 @@
  * staged where the plan has edges; a candidate may carry any number of options; bracket the
  * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
  * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
+#include "hs_meta.h"
+#include "hs_pack.h"
 #include "hs_transport.h"
 
 #include <stddef.h>
@@ -159,7 +161,7 @@ static void create_candidate(hs_plan p, auto_cand *c) {
     return;
   }
   /* the plan's geometry and combine order, whatever moves the data */
-  if (hs__plan_nest(p, c->spec, 0, 0u, &c->plan) != HS_OK) {
+  if (hs__plan_nest(p, c->spec, NULL, &c->plan) != HS_OK) {
     c->plan = NULL;
     snprintf(c->reason, sizeof c->reason, "plan creation failed: %s", hs_error_message());
   }
@@ -194,11 +196,11 @@ static size_t halo_io(hs_plan p, char *buf, int save) {
  * candidate that fails on any rank, or leaves any halo cell wrong on any rank, is dropped
  * everywhere. *dirty: the fields need the whole pattern again before the next check (a failed
  * candidate may have written anywhere); 0 once set up for it. */
-static void validate(hs_plan p, auto_cand *c, hs_oracle *o, int *dirty) {
-  if (o) hs__oracle_reset(p, o, *dirty);
+static void validate(hs_plan p, auto_cand *c, hs_selfcheck *o, int *dirty) {
+  if (o) hs__selfcheck_reset(p, o, *dirty);
   *dirty = 0;
   int lrc = hs_swap(c->plan, NULL);
-  if (lrc == HS_OK && o) lrc = hs__oracle_check(p, o);
+  if (lrc == HS_OK && o) lrc = hs__selfcheck_compare(p, o);
   lrc = hs__agree(p->comm, lrc);
   if (lrc != HS_OK) {
     *dirty = 1;
@@ -371,10 +373,10 @@ static int auto_setup(hs_plan p) {
    * before any collective call. */
   int rc = parse_candidates(p, t, cfg->candidates);
   if (rc != HS_OK) return rc;
-  hs_oracle *o = NULL;
+  hs_selfcheck *o = NULL;
   char *saved = NULL;
   int analytic = cfg->check == CHECK_ANALYTIC || (cfg->check == CHECK_AUTO && !p->has_callbacks);
-  if (analytic) rc = hs__oracle_begin(p, &o);
+  if (analytic) rc = hs__selfcheck_begin(p, &o);
   if (rc == HS_OK && !analytic) {
     size_t hb = halo_io(p, NULL, 1);
     saved = malloc(hb ? hb : 1);
@@ -386,7 +388,7 @@ static int auto_setup(hs_plan p) {
   double t_create = hs__wtime();
   /* In order of merit, each made and checked; past half the budget no more are made (two
    * valid ones at least). */
-  int valid = 0, dirty = 0; /* hs__oracle_begin filled the fields */
+  int valid = 0, dirty = 0; /* hs__selfcheck_begin filled the fields */
   for (int i = 0; i < t->n; i++) {
     if (t->budget > 0 && valid >= 2 && elapsed(p, t) > 0.5 * t->budget) {
       snprintf(t->c[i].reason, sizeof t->c[i].reason,
@@ -422,7 +424,7 @@ static int auto_setup(hs_plan p) {
   if (p->order == HS_ORDER_SWEEP) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
   rc = HS_OK;
 out:
-  hs__oracle_end(p, o); /* the caller's data back */
+  hs__selfcheck_end(p, o); /* the caller's data back */
   if (saved) halo_io(p, saved, 0);
   free(saved);
   return rc;

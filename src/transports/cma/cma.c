@@ -9,6 +9,7 @@
  * fields' addresses. The core's on-node engine (src/core/node.c) does the rest (docs/cma.md);
  * plans with pack/unpack hooks, which only the owning process can run, go by message. */
 #define _GNU_SOURCE
+#include "hs_node.h"
 #include "hs_transport.h"
 
 #include <errno.h>
@@ -260,12 +261,15 @@ static void cma_describe(hs_plan p, hs_node *n, char *buf, size_t len) {
               "per call)", runs, ((cma_config *)p->config)->iov);
 }
 
-static const hs_node_ops cma_node_ops = {cma_edges, NULL,     cma_post,    cma_read,
-                                         cma_source, cma_free, cma_describe};
+static const hs_node_ops cma_node_ops = {.setup = cma_edges, .post = cma_post, .read = cma_read,
+                                         .source = cma_source, .release = cma_free,
+                                         .describe = cma_describe};
 
+/* No boxes (cma reads the fields where they lie); a plan with hooks sends by message. */
 static int cma_setup(hs_plan p) {
-  hs_node_config nc = {((cma_config *)p->config)->node_size, 0, 0, 0, 1, 0,
-                       sizeof(cma_pub) + 2 * (size_t)p->nfields * sizeof(uint64_t)};
+  hs_node_config nc = {.node_size = ((cma_config *)p->config)->node_size,
+                       .hooks_by_message = 1};
+  nc.pub_bytes = sizeof(cma_pub) + 2 * (size_t)p->nfields * sizeof(uint64_t);
   return hs__node_setup(p, &cma_node_ops, &nc, sizeof(cma_t));
 }
 

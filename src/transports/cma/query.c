@@ -3,6 +3,7 @@
  * rules (Yama), containers (seccomp, PID namespaces) and kernels without cross-memory attach
  * each give their own reason. */
 #define _GNU_SOURCE
+#include "hs_node.h"
 #include "hs_transport.h"
 
 #include <errno.h>

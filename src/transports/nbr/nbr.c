@@ -20,6 +20,7 @@
  * (the persistent request is bound to the registered fields: through it, its own halos are
  * written, which a failed swap leaves unspecified anyway). Which collective its neighbours
  * call it knows from its own call: the same rule (per-swap arrays or not) binds every rank. */
+#include "hs_pack.h"
 #include "hs_transport.h"
 
 #include <limits.h>

@@ -2,14 +2,12 @@
  * message per peer per swap, receives posted first.
  * dtype=auto (default): the first 18 swaps alternate between derived datatypes on both sides
  * (one copy inside MPI) and packing, and all ranks keep the one whose calls took least
- * (two unmeasured rounds, then the median of 7 each, the slowest rank's). Which wins depends on the MPI library and the load:
- * on an idle machine datatypes were 2x faster than packing with Open MPI 4.1 and 1.1x with
- * MPICH 4.0 (MONC case); with more ranks than free cores, packing was 3.6x (Open MPI) and
- * 4.3x (MPICH) faster, because a large non-contiguous message moves in many fragments that
- * each need both processes running (docs/benchmarks.md). dtype=0|1|recv|send fixes the
- * choice. Fields with pack/unpack hooks always pack. persistent=1: persistent requests
- * (measured no faster here, so off by default). */
+ * (two unmeasured rounds, then the median of 7 each, the slowest rank's). Which wins depends
+ * on the MPI library and the load (docs/benchmarks.md, "p2p: datatypes or packing").
+ * dtype=0|1|recv|send fixes the choice. Fields with pack/unpack hooks always pack.
+ * persistent=1: persistent requests (off by default). */
 #include "hs_transport.h"
+#include "hs_twosided.h"
 
 static int p2p_setup(hs_plan p) {
   return hs__twosided_create(p, NULL, 0, p->config, (hs_twosided **)&p->impl);

@@ -6,6 +6,7 @@
 #ifndef HS_RMA_COMMON_H
 #define HS_RMA_COMMON_H
 
+#include "hs_pack.h"
 #include "hs_transport.h"
 
 #include <stddef.h>

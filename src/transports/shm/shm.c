@@ -10,6 +10,7 @@
  * in the window (the receiver unpacks from there: two copies). The reverse swaps the roles:
  * each owner reads its on-node neighbours' halo boxes from their fields or boxes, and the core
  * combines them in its canonical order (hs_pull). Options: see shm_options below. */
+#include "hs_node.h"
 #include "hs_transport.h"
 
 #include <stddef.h>
@@ -185,13 +186,16 @@ static void shm_free(hs_plan p, hs_node *n) {
   hs__free(p, t->x);
 }
 
-static const hs_node_ops shm_node_ops = {shm_edges, shm_connect, shm_post, shm_read,
-                                         shm_source, shm_free,    NULL};
+static const hs_node_ops shm_node_ops = {
+    .setup = shm_edges, .connect = shm_connect, .post = shm_post, .read = shm_read,
+    .source = shm_source, .release = shm_free};
 
+/* A box per on-node peer; the reverse reads sections where they lie, in any order. */
 static int shm_setup(hs_plan p) {
   const shm_config *c = p->config;
-  hs_node_config nc = {c->node_size, c->sync_barrier, c->noncontig, 1, 0, 1,
-                       sizeof(shm_pub) + 2 * (size_t)p->nfields * sizeof(shm_loc)};
+  hs_node_config nc = {.node_size = c->node_size, .barrier = c->sync_barrier,
+                       .noncontig = c->noncontig, .boxes = 1, .pull_any_order = 1};
+  nc.pub_bytes = sizeof(shm_pub) + 2 * (size_t)p->nfields * sizeof(shm_loc);
   return hs__node_setup(p, &shm_node_ops, &nc, sizeof(shm_t));
 }
 

@@ -15,6 +15,7 @@
  * explicitly. The shared runtime finalises OSHMEM at the start of MPI_Finalize, while MPI
  * still works (docs/shmem-nbr.md). */
 #define _POSIX_C_SOURCE 200809L
+#include "hs_pack.h"
 #include "hs_transport.h"
 #include "hs_shmem_runtime.h"
 

@@ -1,15 +1,15 @@
-/* The analytic halo check: fill every field's interior with a value computed from the
+/* auto's self-check, the analytic halo check: fill every field's interior with a value computed from the
  * cell's global coordinates and its halos with a sentinel, swap, and compare every halo
  * cell the plan writes with the value of the global cell it mirrors. Fields are read and
  * written box by box in z-fastest order, directly or through the fields' pack/unpack hooks,
  * so any layout works; the caller's data is saved first and put back at the end. */
-#include "hs_core.h"
+#include "hs_meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct hs_oracle {
+struct hs_selfcheck {
   char *saved;          /* every field's whole allocated box, z fastest */
   size_t *off;          /* per field: offset in saved */
   char *scratch;        /* one box of the largest field */
@@ -107,8 +107,8 @@ static void expected_box(const hs_plan p, const hs_region *b, int c, int mirror,
     }
 }
 
-int hs__oracle_begin(hs_plan p, hs_oracle **out) {
-  hs_oracle *o = calloc(1, sizeof *o);
+int hs__selfcheck_begin(hs_plan p, hs_selfcheck **out) {
+  hs_selfcheck *o = calloc(1, sizeof *o);
   *out = o;
   if (!o) return hs__error(HS_ERR_NOMEM, "out of memory for the halo check");
   o->off = malloc((size_t)p->nfields * sizeof *o->off);
@@ -128,7 +128,7 @@ int hs__oracle_begin(hs_plan p, hs_oracle **out) {
     size_t n = box_cells(&b) * p->fields[f].cell;
     for (int c = 0; c < nviews(&p->fields[f]); c++) read_box(p, &b, c, o->saved + o->off[f] + c * n);
   }
-  hs__oracle_reset(p, o, 1);
+  hs__selfcheck_reset(p, o, 1);
   return HS_OK;
 }
 
@@ -142,7 +142,7 @@ static void sentinel_box(const hs_plan p, const hs_region *b, int c, char *buf) 
   write_box(p, b, c, buf);
 }
 
-void hs__oracle_reset(hs_plan p, hs_oracle *o, int full) {
+void hs__selfcheck_reset(hs_plan p, hs_selfcheck *o, int full) {
   if (!full) {
     /* A swap writes only these; the rest still holds the pattern. */
     for (int k = 0; k < p->npeers; k++)
@@ -160,7 +160,7 @@ void hs__oracle_reset(hs_plan p, hs_oracle *o, int full) {
   }
 }
 
-static int check_section(hs_plan p, hs_oracle *o, const hs_section *s, const char *from) {
+static int check_section(hs_plan p, hs_selfcheck *o, const hs_section *s, const char *from) {
   const hs_region *b = &s->box;
   size_t e = p->fields[b->field].cell, n = box_cells(b);
   char *got = o->scratch, *want = malloc(n * e > 0 ? n * e : 1);
@@ -180,7 +180,7 @@ static int check_section(hs_plan p, hs_oracle *o, const hs_section *s, const cha
   return rc;
 }
 
-int hs__oracle_check(hs_plan p, hs_oracle *o) {
+int hs__selfcheck_compare(hs_plan p, hs_selfcheck *o) {
   char from[64];
   for (int k = 0; k < p->npeers; k++)
     for (int i = 0; i < p->peers[k].nrecv; i++) {
@@ -195,7 +195,7 @@ int hs__oracle_check(hs_plan p, hs_oracle *o) {
   return HS_OK;
 }
 
-void hs__oracle_end(hs_plan p, hs_oracle *o) {
+void hs__selfcheck_end(hs_plan p, hs_selfcheck *o) {
   if (!o) return;
   if (o->saved && o->scratch)
     for (int f = 0; f < p->nfields; f++) {

@@ -1,0 +1,43 @@
+/* The packing engine and the datatype cache: copy programs between fields and buffers, and
+ * derived datatypes over the same sections (opt-in for transports that move bytes themselves). */
+#ifndef HS_PACK_H
+#define HS_PACK_H
+
+#include "hs_transport.h"
+
+/* ---- packing engine (src/core/pack.c) */
+void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf);
+void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const char *buf);
+/* Pack every send section for peer into buf (send_bytes long). */
+void hs__pack_sections(const hs_plan p, const hs_section *s, int n, void *const *arrays,
+                       char *buf);
+void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, char *buf);
+void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
+                     const char *buf);
+void hs__self_copy(const hs_plan p, void *const *arrays);
+/* Copy between two copy programs with the same bytes in the same order (a sender's strip in
+ * its field, the receiver's halo box in its own field, possibly with other halo widths). */
+void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
+                       const hs_section *dst, char *dfield);
+/* Decide p->stream from the core option and the plan's halo bytes (after the geometry). */
+void hs__stream_decide(hs_plan p);
+/* A derived datatype that addresses the section relative to the field data pointer. Not
+ * for callback fields. Caller frees. */
+int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out);
+
+/* ---- datatype cache (src/core/dtypes.c): one per plan, shared by every transport */
+typedef struct {
+  MPI_Datatype *send, *recv; /* per peer index: all its sections, absolute addresses
+                                (use MPI_BOTTOM); MPI_DATATYPE_NULL where it has none */
+} hs_dtypes;
+/* The datatypes for these arrays, built on first use and kept: the registered set for the
+ * life of the plan, per-swap sets in a small least-recently-used cache (MONC's solver
+ * passes the same source arrays every iteration). Not for plans with callback fields. */
+int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
+/* The same types with one int ahead of each peer's data: sflag[k] in what goes to peer k,
+ * rflag[k] in what comes from it (arrays that live as long as the plan; nbr's failure flag).
+ * Peers without data keep MPI_BYTE. Built on first use and kept with the set's entry. */
+int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
+                           const hs_dtypes **out);
+void hs__dtypes_free(hs_plan p);
+#endif

@@ -72,8 +72,8 @@ def call_graph(build, root):
             obj = os.path.join(d, f)
             src = obj.split("_objs.dir/", 1)[1][:-2]
             src = os.path.normpath(src.replace("__/", "../"))
-            if not src.startswith("src/"):
-                continue
+            if not src.startswith("src/") or not os.path.exists(os.path.join(root, src)):
+                continue  # not src/'s, or the stale object of a moved file
             out = subprocess.run(["nm", obj], capture_output=True, text=True).stdout
             for line in out.splitlines():
                 parts = line.split()

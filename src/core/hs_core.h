@@ -27,8 +27,8 @@ struct hs_decomp_s {
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
 int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
 
-/* ---- node-shared field memory, the core's side (src/core/alloc.c) */
-/* Memory made node-shared by other means than hs_alloc (src/core/remap.c), recorded in the
+/* ---- node-shared field memory, the core's side (src/memory/alloc.c) */
+/* Memory made node-shared by other means than hs_alloc (src/memory/remap.c), recorded in the
  * same table so hs__shared_lookup / hs__shared_base find it as if hs_alloc'd: for such an
  * array hs__shared_lookup gives *win = MPI_WIN_NULL and the offset from the array's lowest
  * byte, and finds the newest record of a pointer first. */
@@ -43,7 +43,7 @@ struct hs_shalloc *hs__shared_add(hs_decomp d, char *ptr, size_t bytes, uint64_t
                                   const int *ranks, char *const *bases, const size_t *sizes);
 void hs__shared_remove(struct hs_shalloc *h);
 
-/* ---- remap (src/core/remap.c): core option remap=1, Linux memfd + pidfd_getfd */
+/* ---- remap (src/memory/remap.c): core option remap=1, Linux memfd + pidfd_getfd */
 /* At plan creation, before the transport's setup: re-back every registered array that is not
  * hs_alloc'd with a memfd mapped over its pages, map the node neighbours' arrays read-only
  * and record them with hs__shared_add. Collective; HS_ERR_UNAVAILABLE with the reason when
@@ -54,9 +54,9 @@ int hs__remap_setup(hs_plan p);
 void hs__remap_free(hs_plan p);
 void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
-/* ---- registry (src/core/registry.c) */
+/* ---- registry (src/plan/registry.c) */
 const hs_transport_ops *hs__transport_default(void);
-/* (src/core/options.c) The plan's transport from desc (transport_name, else transport), and its options: the
+/* (src/plan/options.c) The plan's transport from desc (transport_name, else transport), and its options: the
  * parent plan's as parsed (less the core's), $HALOSWAP_OPTIONS unless nested, the name's
  * suffix, desc->options; resolved into p->config. Local. */
 int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
@@ -68,7 +68,7 @@ const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
  * ("<who>: transport <name> is not built into this haloswap: <why>"; who may be NULL). */
 int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
 
-/* ---- options (src/core/options.c) */
+/* ---- options (src/plan/options.c) */
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's
  * option list; later values of a key replace earlier ones. */
 int hs__options_add(hs_plan p, const char *list, const char *origin);
@@ -81,7 +81,7 @@ bool hs__core_option(const char *key);
 /* Append "key=value" for every option of the transport, defaults included. */
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 
-/* ---- staged exchange (src/core/staged.c): core option staged=1, any transport; and the
+/* ---- staged exchange (src/decorators/staged.c): core option staged=1, any transport; and the
  * sweep (HS_ORDER_SWEEP), the same machinery with full transverse slabs in the sweep order,
  * forward and reverse */
 /* Its setup is the plan's: the transport's, or a decorator's around it: with staged=1 or
@@ -92,7 +92,7 @@ extern const hs_transport_ops hs__decorator;
 /* The plan runs stages (staged=1 or a sweep, with something to carry). */
 bool hs__plan_staged(const hs_plan p);
 
-/* ---- validation and geometry (src/core/validate.c, src/core/geometry.c) */
+/* ---- validation and geometry (src/plan/validate.c, src/geometry/geometry.c) */
 int hs__check_desc(const hs_decomp d, const hs_plan_desc *desc);
 /* What a box decomposition's plan cannot do (after the options are parsed). */
 int hs__check_boxes(const hs_plan p);
@@ -110,7 +110,7 @@ void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
  * exchanged axes x, y, z); returns how many. */
 int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
-/* ---- reverse exchange (src/core/reverse.c) */
+/* ---- reverse exchange (src/engines/reverse.c) */
 /* The core's own, over messages to every peer (p->reverse, built on first use). */
 int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays);
@@ -149,14 +149,14 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
                        uint64_t seq);
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
-/* ---- plans (src/core/round.c) */
+/* ---- plans (src/plan/round.c) */
 /* The plans p runs (a decorator's inner plans): at most HS_MAX_DIMS; returns how many. */
 int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]);
 /* The plan's reverse: the transport's own (ops->reverse_*), else the core's. */
 int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 
-/* ---- errors during a swap, the core's side (src/core/fail.c) */
+/* ---- errors during a swap, the core's side (src/plan/fail.c) */
 /* For the core (plan.c): record a failure found on this rank (code, hs_error_message()) as
  * the plan's if it has none yet; the plan is failed from now on. Returns code. */
 int hs__fail_local(hs_plan p, int code);
@@ -172,7 +172,7 @@ void hs__fail_free(hs_plan p);
  * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
  * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
 int hs__swap_fail(hs_plan p, int code);
-/* The rounds a plan's calls end in when they cannot run one (src/core/round.c): this rank found an
+/* The rounds a plan's calls end in when they cannot run one (src/plan/round.c): this rank found an
  * error (code, hs_error_message()) where a round begins (hs__round_fail_here), a complete or
  * test found no round started (hs__round_misuse: the plan stays usable), a round of a plan
  * that failed earlier (hs__round_after_failure: HS_ERR_STATE). Each takes part in the round

@@ -5,7 +5,7 @@
 
 #include "hs_transport.h"
 
-/* ---- registry (src/core/registry.c) */
+/* ---- registry (src/plan/registry.c) */
 /* The built transport of that name, or NULL. */
 const hs_transport_ops *hs__transport_find(const char *name);
 /* "a, b, c": the names of every built transport. */
@@ -14,18 +14,18 @@ void hs__transport_list(char *buf, size_t len);
 const char *hs__transport_unbuilt(const char *name);
 
 
-/* ---- options (src/core/options.c) */
+/* ---- options (src/plan/options.c) */
 /* Length of the next item of a list whose items are separated by any of seps; separators
  * inside [...] do not count. The one list splitter (options, auto's candidates). */
 size_t hs__list_item(const char *s, const char *seps);
 
-/* ---- plans (src/core/plan.c) */
+/* ---- plans (src/plan/plan.c) */
 /* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):
  * p's geometry (depths, stencil, the fields as the caller described them, and unless it is a
  * stage the one-way direction and the combine order), transport `spec` with the options it
  * carries, or (spec NULL) p's transport with p's options as parsed, less the core's.
  * $HALOSWAP_OPTIONS, meant for the outer plan, is not applied again. stage: a stage of a
- * staged exchange (src/core/staged.c), or NULL. Collective. */
+ * staged exchange (src/decorators/staged.c), or NULL. Collective. */
 typedef struct {
   int axis;      /* the stage's axis: its geometry holds the faces of this axis only */
   unsigned wide; /* bit a: axis a was exchanged by an earlier stage (sections widened) */
@@ -37,7 +37,7 @@ int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *o
 bool hs__staged_useful(const hs_plan p);
 
 
-/* ---- geometry (src/core/geometry.c) */
+/* ---- geometry (src/geometry/geometry.c) */
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 

@@ -6,7 +6,7 @@
 #include "hs_transport.h"
 #include "hs_pack.h"
 
-/* ---- node-shared field memory (hs_alloc, src/core/alloc.c): a core service any transport
+/* ---- node-shared field memory (hs_alloc, src/memory/alloc.c): a core service any transport
  * may use to reach a neighbour's field directly. */
 /* 1 if ptr lies inside an hs_alloc'd shared window of d: fills *id (the same on every rank
  * of the node for that allocation), *win and *offset (bytes from the start of this rank's
@@ -18,7 +18,7 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 
 
-/* ---- the reverse's pull (src/core/reverse.c, hs_core.h): where an on-node transport says a
+/* ---- the reverse's pull (src/engines/reverse.c, hs_core.h): where an on-node transport says a
  * neighbour's halo boxes are */
 typedef struct {
   const char *buf;                /* the sections' bytes packed in message order, or NULL: */
@@ -26,7 +26,7 @@ typedef struct {
   const hs_section *sec;          /* its halo boxes for me (its forward receive sections) */
 } hs_pull_src;
 
-/* ---- on-node engine (src/core/node.c): what transports that read their on-node neighbours'
+/* ---- on-node engine (src/engines/node.c): what transports that read their on-node neighbours'
  * memory share (shm, cma). The transport's state (p->impl) begins with an hs_node; its setup
  * calls hs__node_setup with the hs_node_ops below, and HS_DEFINE_NODE_TRANSPORT gives it the
  * engine's start, test, complete, reverse, destroy and describe. */
@@ -78,7 +78,7 @@ typedef struct hs_node {
   char *seg;              /* my segment (my boxes at edges[i].my_box) */
   char *pub;              /* my published area */
   uint64_t seq;           /* operations so far, forward and reverse */
-  struct hs_node_core *core; /* the engine's own state (src/core/node.c) */
+  struct hs_node_core *core; /* the engine's own state (src/engines/node.c) */
 } hs_node;
 /* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */
 int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, size_t bytes);

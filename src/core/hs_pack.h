@@ -5,7 +5,7 @@
 
 #include "hs_transport.h"
 
-/* ---- packing engine (src/core/pack.c) */
+/* ---- packing engine (src/geometry/pack.c) */
 void hs__pack_section(const hs_plan p, const hs_section *s, const char *field, char *buf);
 void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const char *buf);
 /* Pack every send section for peer into buf (send_bytes long). */
@@ -25,7 +25,7 @@ void hs__stream_decide(hs_plan p);
  * for callback fields. Caller frees. */
 int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out);
 
-/* ---- datatype cache (src/core/dtypes.c): one per plan, shared by every transport */
+/* ---- datatype cache (src/geometry/dtypes.c): one per plan, shared by every transport */
 typedef struct {
   MPI_Datatype *send, *recv; /* per peer index: all its sections, absolute addresses
                                 (use MPI_BOTTOM); MPI_DATATYPE_NULL where it has none */

@@ -1,5 +1,5 @@
 /* One OpenSHMEM runtime per process, shared by the OpenSHMEM transport and the remote access
- * layer's OpenSHMEM back end (src/core/shmem_runtime.c). Internal; not installed.
+ * layer's OpenSHMEM back end (src/memory/shmem_runtime.c). Internal; not installed.
  *
  * The first hs__shmem_acquire starts OpenSHMEM (shmem_init, after MPI_Init); it then stays
  * up until MPI ends, whatever the reference count does: Open MPI's shmem_finalize also ends

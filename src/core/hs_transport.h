@@ -24,7 +24,7 @@ enum {
   HS_TAG_SETUP = 1,  /* plan-creation exchanges between neighbours */
   HS_TAG_SETUP2 = 2, /* a second plan-creation exchange in flight at the same time */
   HS_TAG_NOTIFY = 3, /* zero-byte notifications */
-  HS_TAG_REVERSE = 4, /* reverse-exchange data (src/core/reverse.c) */
+  HS_TAG_REVERSE = 4, /* reverse-exchange data (src/engines/reverse.c) */
   HS_TAG_FAIL = 5,    /* zero bytes in place of a swap's data: this round failed here */
   HS_TAG_FAILTEXT = 6 /* the failure (hs_failure) that goes with a flag, to each out-peer */
 };
@@ -75,7 +75,7 @@ typedef struct {
   int halo_hi[HS_MAX_DIMS];      /* allocated halo above the interior */
   ptrdiff_t stride[HS_MAX_DIMS]; /* strides in cells (a cell: `cell` bytes), every layout */
   int alloc[HS_MAX_DIMS];        /* allocated extent per axis (halo + n + halo_hi) */
-  /* geometry per axis (src/core/geometry.c) */
+  /* geometry per axis (src/geometry/geometry.c) */
   int n[HS_MAX_DIMS];            /* interior points: cells, or cells + 1 on a node axis */
   int cells[HS_MAX_DIMS];        /* cells on this rank (the decomposition's or the field's) */
   int dlo[HS_MAX_DIMS], dhi[HS_MAX_DIMS]; /* swap depth below / above */
@@ -93,7 +93,7 @@ typedef struct {
   void *ctx;
 } hs_fieldinfo;
 
-/* ---- typed transport options (src/core/options.c) */
+/* ---- typed transport options (src/plan/options.c) */
 typedef enum {
   HS_OPT_BOOL = 0,   /* "0" or "1" -> int */
   HS_OPT_INT = 1,    /* decimal in [min, max] -> int */
@@ -132,11 +132,11 @@ typedef struct {
 
 struct hs_transport_ops;
 
-/* Options of the core, accepted by every transport (src/core/options.c). */
+/* Options of the core, accepted by every transport (src/plan/options.c). */
 typedef struct {
-  int staged; /* exchange axis by axis (src/core/staged.c) */
-  int remap;  /* re-back the registered arrays with node-shared memory (src/core/remap.c) */
-  int stream; /* halo writes with streaming stores: 0 auto, 1 off, 2 on (src/core/pack.c) */
+  int staged; /* exchange axis by axis (src/decorators/staged.c) */
+  int remap;  /* re-back the registered arrays with node-shared memory (src/memory/remap.c) */
+  int stream; /* halo writes with streaming stores: 0 auto, 1 off, 2 on (src/geometry/pack.c) */
 } hs_core_config;
 
 struct hs_plan_s {
@@ -183,7 +183,7 @@ struct hs_plan_s {
 
   const struct hs_transport_ops *transport; /* the named transport (its options, query) */
   const struct hs_transport_ops *ops; /* what the core calls: the transport, or a decorator
-                                         wrapping it (src/core/staged.c) */
+                                         wrapping it (src/decorators/staged.c) */
   void *config;           /* the transport's options, filled by the core (ops->config_size) */
   void *impl;             /* transport private data */
   bool in_progress;
@@ -198,17 +198,17 @@ struct hs_plan_s {
   uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
   bool stream;            /* halo copies use streaming stores (core option stream) */
   uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
-  struct hs_dtype_cache *dtypes; /* built on first use (src/core/dtypes.c) */
-  /* Staged exchange (src/core/staged.c). A staged plan keeps the direct geometry (the
+  struct hs_dtype_cache *dtypes; /* built on first use (src/geometry/dtypes.c) */
+  /* Staged exchange (src/decorators/staged.c). A staged plan keeps the direct geometry (the
    * oracle, the reverse exchange and auto's checks use it) and runs its stages' plans. */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
                                 stage, so its sections include the halos filled there */
   bool stage_full;           /* a sweep's stage: its sections span the whole swapped halo on
                                 every other axis */
-  /* Remapped arrays (core option remap=1, src/core/remap.c): what this plan holds. */
+  /* Remapped arrays (core option remap=1, src/memory/remap.c): what this plan holds. */
   struct hs_remap *remap;
-  /* Errors during a swap (src/core/fail.c). */
+  /* Errors during a swap (src/plan/fail.c). */
   bool failed;            /* a swap failed here: every later one is a failed round */
   hs_failure failure;     /* the first failure this rank saw on the plan */
   bool round_failed;      /* the round in progress carries failure flags, not data */
@@ -260,7 +260,7 @@ typedef struct hs_transport_ops {
    * called and must then return at once). Without it the core reports 0 until complete. */
   int (*test)(hs_plan p, void *const *arrays, int *done);
   /* Optional: the transport's own reverse exchange. Without them the core runs the
-   * reverse over its two-sided engine (src/core/reverse.c), for every transport. */
+   * reverse over its two-sided engine (src/engines/reverse.c), for every transport. */
   int (*reverse_start)(hs_plan p, hs_op op, void *const *arrays);
   int (*reverse_complete)(hs_plan p, hs_op op, void *const *arrays);
 } hs_transport_ops;
@@ -306,7 +306,7 @@ int hs__agree(MPI_Comm comm, int local);
     if (hs_mpi_rc_ != MPI_SUCCESS) return hs__mpi_error(hs_mpi_rc_, #call); \
   } while (0)
 
-/* ---- errors during a swap (src/core/fail.c; docs/design.md, "Errors during a swap") */
+/* ---- errors during a swap (src/plan/fail.c; docs/design.md, "Errors during a swap") */
 /* True while the round in progress is a failed one: the transport takes part in every
  * exchange and collective of the round as usual, but sends a failure flag in place of each
  * message's data (its own channel: a tag, a header word, a counter bit), reads and writes no
@@ -337,7 +337,7 @@ static inline char *hs__field_ptr(const hs_plan p, void *const *arrays, int f) {
  * to the registered pointer). The one place this is decided. */
 bool hs__arrays_registered(const hs_plan p, void *const *arrays);
 
-/* ---- memory accounting (src/core/memory.c): every byte a transport holds for a plan */
+/* ---- memory accounting (src/memory/memory.c): every byte a transport holds for a plan */
 void *hs__malloc(hs_plan p, size_t n);   /* counted in the plan's bytes_allocated */
 void *hs__calloc(hs_plan p, size_t n);
 void hs__free(hs_plan p, void *ptr);     /* NULL is fine; knows the size */
@@ -348,7 +348,7 @@ int hs__calloc_arrays(hs_plan p, size_t n, ...);
 /* Memory the transport holds by other means (windows, shared or symmetric segments). */
 void hs__account(hs_plan p, int64_t bytes);
 
-/* ---- options (src/core/options.c) */
+/* ---- options (src/plan/options.c) */
 /* True if the user gave a value for key (rather than the default). */
 bool hs__option_given(const hs_plan p, const char *key);
 

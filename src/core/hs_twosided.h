@@ -5,7 +5,7 @@
 
 #include "hs_transport.h"
 
-/* ---- two-sided engine (src/core/twosided.c): the default transport is this engine over
+/* ---- two-sided engine (src/engines/twosided.c): the default transport is this engine over
  * every peer; any transport may run it over a subset of peers (a hybrid: the off-node ones). */
 typedef struct hs_twosided hs_twosided;
 /* How a two-sided part moves its bytes (option dtype; the values index its choices). */

@@ -6,7 +6,7 @@
  * list per neighbour (split at `iov` iovecs per call), copied by the kernel into this rank's
  * halos. The reverse reads a neighbour's halo boxes into a scratch buffer, a piece at a time,
  * and the core combines them in its canonical order. What a rank publishes is its pid and its
- * fields' addresses. The core's on-node engine (src/core/node.c) does the rest (docs/cma.md);
+ * fields' addresses. The core's on-node engine (src/engines/node.c) does the rest (docs/cma.md);
  * plans with pack/unpack hooks, which only the owning process can run, go by message. */
 #define _GNU_SOURCE
 #include "hs_node.h"

@@ -1,4 +1,4 @@
-/* Transport "p2p": the core's two-sided engine (src/core/twosided.c) over every peer: one
+/* Transport "p2p": the core's two-sided engine (src/engines/twosided.c) over every peer: one
  * message per peer per swap, receives posted first.
  * dtype=auto (default): the first 18 swaps alternate between derived datatypes on both sides
  * (one copy inside MPI) and packing, and all ranks keep the one whose calls took least

@@ -1,7 +1,7 @@
 /* Transport "shm": MPI-3 shared memory between ranks of one node, two-sided MPI between
  * nodes, in the same swap (the hybrid scheme of the BRAMS paper, seed 001).
  *
- * The core's on-node engine (src/core/node.c) does the node split, the control blocks in one
+ * The core's on-node engine (src/engines/node.c) does the node split, the control blocks in one
  * MPI_Win_allocate_shared window, the section exchange, the off-node messages and the
  * posted/consumed protocol (docs/shm.md). This file says what a rank publishes and how a
  * neighbour's edge is copied. A sender either exposes its fields (all of them node-shared:

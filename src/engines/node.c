@@ -13,7 +13,7 @@
  * consumed protocol of docs/shm.md: start publishes and stores posted; complete reads every
  * neighbour as soon as it has posted, stores consumed, and returns once its own readers have
  * consumed. The reverse runs the same counters with the roles swapped through the core's pull
- * (hs_pull, src/core/reverse.c). Option sync=barrier (shm) replaces the counters by two
+ * (hs_pull, src/engines/reverse.c). Option sync=barrier (shm) replaces the counters by two
  * node-wide barriers per swap, for comparison, and keeps the core's two-sided reverse. */
 #include "hs_core.h"
 

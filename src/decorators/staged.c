@@ -3,7 +3,7 @@
  * to include the halos those stages filled. Edges and corners then travel in two or three
  * hops, and a rank sends 2 messages per decomposed axis instead of up to 26 (Lare3d's own
  * scheme). Each stage is a nested plan of the same transport whose geometry holds only the
- * faces of its axis (hs__plan_nest, src/core/geometry.c widens the sections), so
+ * faces of its axis (hs__plan_nest, src/geometry/geometry.c widens the sections), so
  * every transport runs it unchanged: a stage is a whole swap with the ordinary contract, and
  * stage k+1 starts only when stage k is complete. The staged plan itself keeps the direct
  * geometry: the analytic check, auto's validation and the reverse exchange use it. Every
@@ -210,7 +210,7 @@ static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) 
   }
 }
 
-/* A failed round of every stage, carrying p's failure (src/core/fail.c's rule): forward, or
+/* A failed round of every stage, carrying p's failure (src/plan/fail.c's rule): forward, or
  * a sweep's reverse; a staged plan's reverse is the core's, over the direct geometry. */
 static bool staged_fail_inner(hs_plan p, int reverse) {
   if (!reverse) staged_fail(p);

@@ -3,7 +3,7 @@
  * transport can find, for a field pointer, the same allocation in a neighbour's address
  * space. Falls back to plain memory when shared windows are unavailable (or when
  * HALOSWAP_ALLOC=plain), still freed by hs_free. Uses only MPI. The core option remap=1
- * (src/core/remap.c) records the caller's own arrays, made node-shared, in the same table
+ * (src/memory/remap.c) records the caller's own arrays, made node-shared, in the same table
  * (hs__shared_add); hs_free never frees those. */
 #include "hs_core.h"
 
@@ -199,7 +199,7 @@ char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes) {
   return NULL;
 }
 
-/* ---- memory shared by other means (src/core/remap.c records remapped arrays here) */
+/* ---- memory shared by other means (src/memory/remap.c records remapped arrays here) */
 int hs__shared_in_window(const void *ptr, size_t bytes) {
   const char *c = ptr;
   for (hs_shalloc *e = table; e; e = e->next)

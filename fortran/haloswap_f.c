@@ -164,13 +164,13 @@ int hs_f_set_error(int code, const char *msg, int len) {
  * neighbour learns of it in this swap (docs/design.md, "Errors during a swap"). */
 int hs_f_swap_fail(hs_plan p, int code) {
   if (!p) return code;
-  return hs__swap_fail(p, code);
+  return hs__round_fail_here(p, code, false, true); /* source_data: per-swap arrays */
 }
 
 /* ... or while a swap is in progress: the plan fails; the swap completes as started. */
 int hs_f_fail_mark(hs_plan p, int code) {
   if (!p) return code;
-  return hs__fail_local(p, code);
+  return hs__fail_record(p, code);
 }
 
 

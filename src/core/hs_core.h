@@ -157,23 +157,20 @@ int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays);
 
 /* ---- errors during a swap, the core's side (src/plan/fail.c) */
-/* For the core (plan.c): record a failure found on this rank (code, hs_error_message()) as
+/* For the core (plan.c, round.c): record a failure found on this rank (code, hs_error_message()) as
  * the plan's if it has none yet; the plan is failed from now on. Returns code. */
-int hs__fail_local(hs_plan p, int code);
+int hs__fail_record(hs_plan p, int code);
 /* Send the plan's failure to each peer that gets data from this rank in a forward round
  * (send_bytes > 0), or in a reverse one (recv_bytes > 0); reqs and n receive the requests,
  * for hs__fail_texts_end. */
 int hs__fail_texts_begin(hs_plan p, int reverse, MPI_Request **reqs, int *n);
 void hs__fail_texts_end(MPI_Request *reqs, int n);
 /* The error the plan's failure gives: its code and message (hs_error_message). */
-int hs__fail_return(hs_plan p);
+int hs__fail_error(hs_plan p);
 void hs__fail_free(hs_plan p);
-/* A layer above the C API (Fortran, the drop-ins) found a per-swap mistake where a swap
- * begins (code, hs_error_message()): the plan fails and takes part in the round with flags,
- * as hs_swap_start does for its own checks. Returns the error every flagged rank returns. */
-int hs__swap_fail(hs_plan p, int code);
-/* The rounds a plan's calls end in when they cannot run one (src/plan/round.c): this rank found an
- * error (code, hs_error_message()) where a round begins (hs__round_fail_here), a complete or
+/* The rounds a plan's calls end in when they cannot run one (src/plan/round.c): this rank
+ * found an error (code, hs_error_message()) where a round begins (hs__round_fail_here; also
+ * the Fortran module's and the drop-ins' per-swap checks), a complete or
  * test found no round started (hs__round_misuse: the plan stays usable), a round of a plan
  * that failed earlier (hs__round_after_failure: HS_ERR_STATE). Each takes part in the round
  * with flags, so no neighbour waits; reverse: the reverse's round; given: per-swap arrays. */

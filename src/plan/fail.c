@@ -33,7 +33,7 @@ char *hs__fail_scratch(hs_plan p, size_t bytes) {
   return p->fail_scratch ? p->fail_scratch : (p->fail_scratch = malloc(1));
 }
 
-int hs__fail_local(hs_plan p, int code) {
+int hs__fail_record(hs_plan p, int code) {
   if (!p->failed) {
     const char *m = hs_error_message();
     p->failure.code = code;
@@ -70,7 +70,7 @@ void hs__fail_texts_end(MPI_Request *reqs, int n) {
   free(reqs);
 }
 
-int hs__fail_return(hs_plan p) {
+int hs__fail_error(hs_plan p) {
   hs__error(p->failure.code, "%s", p->failure.msg);
   return p->failure.code;
 }

@@ -234,7 +234,7 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   double t0 = hs__wtime();
   p->round_flagged = false;
   rc = p->ops->start(p, arrays);
-  if (rc != HS_OK) hs__fail_local(p, rc);
+  if (rc != HS_OK) hs__fail_record(p, rc);
   double t1 = hs__wtime();
   p->stats.seconds_start += t1 - t0;
   p->stats.seconds_exposed += t1 - t0;
@@ -273,8 +273,8 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   }
   int rc = check_same_arrays(p, arrays, "hs_swap_test");
   if (rc != HS_OK) {
-    hs__fail_local(p, rc); /* completed as started, by complete */
-    return hs__fail_return(p);
+    hs__fail_record(p, rc); /* completed as started, by complete */
+    return hs__fail_error(p);
   }
   if (!p->ops->test) return HS_OK; /* reports done only through complete */
   double t0 = hs__wtime();
@@ -300,20 +300,20 @@ int hs_swap_complete(hs_plan p, void *const *arrays) {
   }
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
-  if (arc != HS_OK) hs__fail_local(p, arc);
+  if (arc != HS_OK) hs__fail_record(p, arc);
   arrays = started_arrays(p);
   double t0 = hs__wtime();
   if (own_self_copies(p) && !p->self_done) hs__self_copy(p, arrays);
   p->self_done = false;
   int rc = p->ops->complete(p, arrays);
   rc = hs__round_result(p, rc);
-  if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
+  if (rc != HS_OK) hs__fail_record(p, rc); /* from a stage or a delegate, or MPI */
   double t1 = hs__wtime();
   p->stats.seconds_complete += t1 - t0;
   p->stats.seconds_exposed += t1 - t0;
   p->stats.seconds_total += t1 - p->t_start;
   p->in_progress = false;
-  if (rc == HS_OK && p->failed) return hs__fail_return(p); /* it failed during this swap */
+  if (rc == HS_OK && p->failed) return hs__fail_error(p); /* it failed during this swap */
   if (rc == HS_OK) p->stats.swaps++;
   return rc;
 }
@@ -337,7 +337,7 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   double t0 = hs__wtime();
   p->round_flagged = false;
   rc = hs__plan_reverse_start(p, op, arrays);
-  if (rc != HS_OK) hs__fail_local(p, rc);
+  if (rc != HS_OK) hs__fail_record(p, rc);
   p->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
     p->reverse_in_progress = true;
@@ -360,14 +360,14 @@ int hs_reverse_complete(hs_plan p, void *const *arrays) {
   }
   /* Wrong arrays: the reverse is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_reverse_complete");
-  if (arc != HS_OK) hs__fail_local(p, arc);
+  if (arc != HS_OK) hs__fail_record(p, arc);
   arrays = started_arrays(p);
   double t0 = hs__wtime();
   int rc = hs__round_result(p, hs__plan_reverse_complete(p, p->reverse_op, arrays));
-  if (rc != HS_OK) hs__fail_local(p, rc); /* from a stage or a delegate, or MPI */
+  if (rc != HS_OK) hs__fail_record(p, rc); /* from a stage or a delegate, or MPI */
   p->stats.seconds_reverse += hs__wtime() - t0;
   p->reverse_in_progress = false;
-  if (rc == HS_OK && p->failed) return hs__fail_return(p); /* it failed during this reverse */
+  if (rc == HS_OK && p->failed) return hs__fail_error(p); /* it failed during this reverse */
   if (rc == HS_OK) p->stats.reverses++;
   return rc;
 }

@@ -27,7 +27,7 @@ int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
  * move its data, which do the same. A transport without failed rounds takes part in nothing
  * (the error stays on this rank). given: the caller passed per-swap arrays (nbr: which of its
  * collectives the neighbours call). */
-static void failed_round(hs_plan p, bool given) {
+static void flagged_round(hs_plan p, bool given) {
   p->fail_given = given; /* for the transport, the stages or the delegate; this round only */
   bool ran = p->ops->fail_inner && p->ops->fail_inner(p, 0); /* a decorator's plans ran it */
   if (!ran && (p->ops->flags & HS_OPS_FAILROUND)) {
@@ -50,7 +50,7 @@ static void failed_round(hs_plan p, bool given) {
  * received into scratch, nothing combined. Every transport's reverse takes part (the core's
  * and the on-node engine's); a sweep's runs in each stage, a delegating sweep's in the
  * delegate. */
-static void failed_reverse_round(hs_plan p) {
+static void flagged_reverse_round(hs_plan p) {
   if (p->ops->fail_inner && p->ops->fail_inner(p, 1)) return;
   MPI_Request *texts = NULL;
   int ntexts = 0;
@@ -69,20 +69,17 @@ static void failed_reverse_round(hs_plan p) {
  * flagged rank returns: of several ranks failing in the same round, the lowest one's. */
 int hs__round_fail_here(hs_plan p, int code, bool reverse, bool given) {
   bool fresh = !p->failed;
-  hs__fail_local(p, code);
+  hs__fail_record(p, code);
   p->round_flagged = false;
   if (reverse)
-    failed_reverse_round(p);
+    flagged_reverse_round(p);
   else
-    failed_round(p, given);
+    flagged_round(p, given);
   if (fresh && p->round_flagged && p->round_in.origin < p->failure.origin)
     p->failure = p->round_in;
   p->round_flagged = false;
-  return hs__fail_return(p);
+  return hs__fail_error(p);
 }
-
-/* The Fortran module's source_data checks: source_data was given (per-swap arrays). */
-int hs__swap_fail(hs_plan p, int code) { return hs__round_fail_here(p, code, false, true); }
 
 int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_round_fail: plan is NULL");
@@ -106,7 +103,7 @@ static void unfail(hs_plan p) {
  * takes part with flags: they return this error (their halos miss its data). Where every rank
  * made the same mistake, only flags cross and every plan stays usable. */
 int hs__round_misuse(hs_plan p, int code, bool reverse, bool given) {
-  hs__fail_local(p, code); /* first, so the error returned is its own, not a neighbour's */
+  hs__fail_record(p, code); /* first, so the error returned is its own, not a neighbour's */
   int rc = hs__round_fail_here(p, code, reverse, given);
   unfail(p);
   return rc;
@@ -116,9 +113,9 @@ int hs__round_misuse(hs_plan p, int code, bool reverse, bool given) {
  * failure rather than wait, and HS_ERR_STATE. */
 int hs__round_after_failure(hs_plan p, const char *who, bool reverse, bool given) {
   if (reverse)
-    failed_reverse_round(p);
+    flagged_reverse_round(p);
   else
-    failed_round(p, given);
+    flagged_round(p, given);
   return hs__error(HS_ERR_STATE, "%s: the plan failed in an earlier swap (%.900s); free it "
                                  "with hs_plan_free", who, p->failure.msg);
 }

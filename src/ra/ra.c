@@ -226,35 +226,39 @@ static int check_elem(hs_ra ra, const char *fn, int array, int rank, int index) 
   return HS_OK;
 }
 
-int hs_ra_put(hs_ra ra, int array, int rank, int index, int32_t value) {
-  int rc = check_ra(ra, "hs_ra_put");
-  if (rc == HS_OK) rc = check_elem(ra, "hs_ra_put", array, rank, index);
-  if (rc != HS_OK) return rc;
+/* A checked put (put = 1) or get of one element: this rank's own directly, another rank's by
+ * the backend, timed and counted. */
+static int access_elem(hs_ra ra, int put, int array, int rank, int index, int32_t *value) {
   if (rank == ra->rank) {
-    ra->local[array][index] = value;
+    if (put) ra->local[array][index] = *value;
+    else *value = ra->local[array][index];
     return HS_OK;
   }
   double t0 = MPI_Wtime();
-  rc = ra->ops->put(ra, array, rank, index, value);
-  ra->stats.seconds_put += MPI_Wtime() - t0;
-  ra->stats.puts++;
+  int rc = put ? ra->ops->put(ra, array, rank, index, *value)
+               : ra->ops->get(ra, array, rank, index, value);
+  double dt = MPI_Wtime() - t0;
+  if (put) {
+    ra->stats.seconds_put += dt;
+    ra->stats.puts++;
+  } else {
+    ra->stats.seconds_get += dt;
+    ra->stats.gets++;
+  }
   return rc;
+}
+
+int hs_ra_put(hs_ra ra, int array, int rank, int index, int32_t value) {
+  int rc = check_ra(ra, "hs_ra_put");
+  if (rc == HS_OK) rc = check_elem(ra, "hs_ra_put", array, rank, index);
+  return rc == HS_OK ? access_elem(ra, 1, array, rank, index, &value) : rc;
 }
 
 int hs_ra_get(hs_ra ra, int array, int rank, int index, int32_t *value) {
   int rc = check_ra(ra, "hs_ra_get");
   if (rc == HS_OK && !value) rc = hs__error(HS_ERR_ARG, "hs_ra_get: value is NULL");
   if (rc == HS_OK) rc = check_elem(ra, "hs_ra_get", array, rank, index);
-  if (rc != HS_OK) return rc;
-  if (rank == ra->rank) {
-    *value = ra->local[array][index];
-    return HS_OK;
-  }
-  double t0 = MPI_Wtime();
-  rc = ra->ops->get(ra, array, rank, index, value);
-  ra->stats.seconds_get += MPI_Wtime() - t0;
-  ra->stats.gets++;
-  return rc;
+  return rc == HS_OK ? access_elem(ra, 0, array, rank, index, value) : rc;
 }
 
 /* hs_ra_sync_arrays, or with complete set hs_ra_complete: timed as sync time. */

@@ -271,12 +271,11 @@ void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays) {
 
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
   const hs_dtypes *d;
-  int failed = hs__failed_round(p), rc = origin_types(p, t, arrays, &d);
-  if (rc != HS_OK) return rc;
-  for (int i = 0; i < t->nin; i++) {
-    int k = t->in[i];
-    const hs_peer *pe = &p->peers[k];
-    if (failed || d) { /* the header on its own: all a failed round reads, or beside datatypes */
+  int rc = origin_types(p, t, arrays, &d);
+  for (int i = 0; i < t->nin && rc == HS_OK; i++) {
+    const hs_peer *pe = &p->peers[t->in[i]];
+    const int k = t->in[i];
+    if (hs__failed_round(p) || d) { /* the header alone: a failed round's, or beside datatypes */
       HS_MPI(MPI_Get(&t->hdr[k], RMA_HDR, MPI_BYTE, pe->rank, t->their_off[k], RMA_HDR, MPI_BYTE,
                      t->win));
       if (d)
@@ -288,7 +287,7 @@ int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays) {
     HS_MPI(MPI_Get(t->stage + t->stage_off[k], n, MPI_BYTE, pe->rank, t->their_off[k], n,
                    MPI_BYTE, t->win));
   }
-  return HS_OK;
+  return rc;
 }
 
 void hs__rma_get_finish(hs_plan p, rma_t *t, void *const *arrays) {

@@ -17,7 +17,7 @@ mpicc_mpich := mpicc.mpich
 mpif90_mpich := mpif90.mpich
 mpiexec_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: all deps build test test-loaded bench clean dist build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
+.PHONY: all deps build test test-sanitizers test-loaded bench clean dist build-asan python-asan test-asan build-smpi test-smpi $(addprefix build-,$(MPIS)) $(addprefix test-,$(MPIS)) $(addprefix python-,$(MPIS)) bench-python
 
 all: build
 
@@ -90,11 +90,18 @@ test-smpi: build-smpi
 	cd $(BUILD)/smpi && ctest --output-on-failure -R '^smpi_' $(CTEST_ARGS)
 
 # The first MPI's suite runs while the other MPIs' Python environments build (mpi4py for
-# MPICH compiles for about two minutes on one core, once per machine).
+# MPICH compiles for about two minutes on one core, once per machine); then the other MPIs'
+# suites run beside the sanitizer build's and SimGrid's (test-sanitizers): launches mostly wait
+# (MPI start-up, oversubscribed ranks sleeping), so two suites at once fill the cores.
+# --output-sync=line keeps each suite's lines whole.
 test:
 	$(MAKE) -j 2 test-$(firstword $(MPIS)) $(addprefix python-,$(wordlist 2,$(words $(MPIS)),$(MPIS)))
-	$(MAKE) $(addprefix test-,$(wordlist 2,$(words $(MPIS)),$(MPIS))) test-asan test-smpi
+	$(MAKE) -j 2 --output-sync=line $(addprefix test-,$(wordlist 2,$(words $(MPIS)),$(MPIS))) test-sanitizers
 	@echo "make test: all suites passed with: $(MPIS), the sanitizer build and SimGrid SMPI"
+
+test-sanitizers:
+	$(MAKE) test-asan
+	$(MAKE) test-smpi
 
 # make test on a machine whose cores are busy with other work, as on a shared login node:
 # tools/busy.c runs it beside one CPU-bound process per core and stops them when it ends

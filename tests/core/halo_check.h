@@ -163,6 +163,61 @@ static inline int test_arg(int argc, char **argv, int *i, const char **specs, in
   return 1;
 }
 
+/* What the transport tests' command lines share: test_arg's options and --may-be-unusable
+ * NAME (repeatable: that transport may report itself not usable here, a skip). */
+typedef struct {
+  const char *specs[64];
+  int nspecs, nswaps;
+  const char *optional[16];
+  int noptional;
+} test_opts;
+
+/* Returns 1 if argv[*i] was one of test_opts' options (taken, with its value). */
+static inline int test_opt(int argc, char **argv, int *i, test_opts *o) {
+  if (test_arg(argc, argv, i, o->specs, &o->nspecs, 64, &o->nswaps)) return 1;
+  if (strcmp(argv[*i], "--may-be-unusable") || *i + 1 >= argc || o->noptional >= 16) return 0;
+  o->optional[o->noptional++] = argv[++*i];
+  return 1;
+}
+
+/* An argument no option of prog takes: rank 0 names it; MPI is finalized. Returns the exit
+ * status (2). */
+static inline int test_bad_arg(const char *prog, const char *arg) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) fprintf(stderr, "%s: unknown argument '%s'\n", prog, arg);
+  MPI_Finalize();
+  return 2;
+}
+
+/* Without --transport: every registered transport test_default_transport takes, auto only
+ * at up to max_auto ranks (it builds and times a plan of every candidate per plan: too slow
+ * oversubscribed; tests/transports/auto covers it at 1-4 ranks). Returns 1 if auto was left
+ * out. */
+static inline int test_default_specs(test_opts *o, int size, int max_auto) {
+  int left_out = 0;
+  if (o->nspecs) return 0;
+  for (int t = 0; t < hs_transport_count() && o->nspecs < 64; t++) {
+    const char *name = hs_transport_name(t);
+    if (size > max_auto && !strcmp(name, "auto")) left_out = 1;
+    else if (test_default_transport(name)) o->specs[o->nspecs++] = name;
+  }
+  return left_out;
+}
+
+/* A decomposition description: ndims axes, global extents, process grid (NULL: the
+ * library's default) and periodicity per axis. */
+static inline void test_decomp_desc(hs_decomp_desc *dd, int ndims, const int global[3],
+                                    const int procs[3], const int periodic[3]) {
+  hs_decomp_desc_init(dd);
+  dd->ndims = ndims;
+  for (int a = 0; a < 3; a++) {
+    dd->global[a] = global[a];
+    if (procs) dd->procs[a] = procs[a];
+    dd->periodic[a] = periodic[a];
+  }
+}
+
 /* A small default decomposition (8 x 8 x 2) of MPI_COMM_WORLD, or NULL. */
 static inline hs_decomp test_small_decomp(void) {
   hs_decomp_desc dd;

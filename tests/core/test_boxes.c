@@ -111,6 +111,17 @@ static long run(const char *spec, int nd, int gap, int star, const int per[2], i
            hs_error_message());
     bad++;
   }
+  /* Reverse: a cell's sum counts the halo cells of any rank it fills, found by walking every
+   * rank's halo once (the same brute-force owner scan as forward). */
+  double *hits = reverse ? calloc((size_t)G0 * G1 * GZ, sizeof *hits) : NULL;
+  for (int r = 0; reverse && r < size; r++)
+    for (int u = -D; u < boxes[r][2] - boxes[r][0] + D; u++)
+      for (int v = -D; v < boxes[r][3] - boxes[r][1] + D; v++)
+        for (int w = -hz; w < nz + hz; w++) {
+          int x, y, z;
+          if (source(size, r, u, v, w, nd, star, per, &x, &y, &z))
+            hits[((size_t)x * G1 + (size_t)y) * GZ + (size_t)z] += 1.0;
+        }
   for (int i = -H; i < nx + H && rc == HS_OK; i++)
     for (int j = -H; j < ny + H; j++)
       for (int k = -hz; k < nz + hz; k++) {
@@ -118,14 +129,7 @@ static long run(const char *spec, int nd, int gap, int star, const int per[2], i
         double want;
         if (reverse) {
           if (!in) continue;
-          want = 0.0; /* one per halo cell of any rank this cell fills */
-          for (int r = 0; r < size; r++)
-            for (int u = -D; u < boxes[r][2] - boxes[r][0] + D; u++)
-              for (int v = -D; v < boxes[r][3] - boxes[r][1] + D; v++)
-                for (int w = -hz; w < nz + hz; w++)
-                  if (source(size, r, u, v, w, nd, star, per, &x, &y, &z) && x == lo[0] + i &&
-                      y == lo[1] + j && z == k)
-                    want += 1.0;
+          want = hits[((size_t)(lo[0] + i) * G1 + (size_t)(lo[1] + j)) * GZ + (size_t)k];
         } else if (in) {
           want = value(lo[0] + i, lo[1] + j, k);
         } else {
@@ -135,6 +139,7 @@ static long run(const char *spec, int nd, int gap, int star, const int per[2], i
           printf("rank %d %s %dD %s: cell (%d,%d,%d) is %g, want %g\n", rank, spec, nd,
                  reverse ? "reverse" : "forward", i, j, k, AT(a, i, j, k), want);
       }
+  free(hits);
   hs_plan_free(&p);
   hs_decomp_free(&d);
   free(a);
@@ -200,44 +205,31 @@ static int errors(void) {
 }
 
 int main(int argc, char **argv) {
-  int rank, size, nswaps = 1, nspecs = 0, noptional = 0;
-  const char *specs[64], *optional[16];
+  int rank, size;
+  test_opts o = {.nswaps = 1};
   test_init(&argc, &argv, &rank, &size);
-  for (int i = 1; i < argc; i++) {
-    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
-      continue;
-    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
-      optional[noptional++] = argv[++i];
-    else {
-      if (rank == 0) fprintf(stderr, "test_boxes: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
-  }
+  for (int i = 1; i < argc; i++)
+    if (!test_opt(argc, argv, &i, &o)) return test_bad_arg("test_boxes", argv[i]);
   if (size > 64) {
     if (rank == 0) printf("test_boxes: at most 64 ranks\n");
     MPI_Finalize();
     return 77;
   }
-  /* auto times every candidate per plan: too slow oversubscribed (as test_halo, above 4). */
-  if (nspecs == 0)
-    for (int t = 0; t < hs_transport_count() && nspecs < 64; t++)
-      if (test_default_transport(hs_transport_name(t)) &&
-          (size <= 4 || strcmp(hs_transport_name(t), "auto")))
-        specs[nspecs++] = hs_transport_name(t);
+  test_default_specs(&o, size, 4);
   int passed = 0, failed = 0, unusable = 0;
-  for (int t = 0; t < nspecs; t++) {
-    if (!test_transport_usable(specs[t], optional, noptional, &unusable, &failed)) continue;
+  for (int t = 0; t < o.nspecs; t++) {
+    const char *spec = o.specs[t];
+    if (!test_transport_usable(spec, o.optional, o.noptional, &unusable, &failed)) continue;
     for (int c = 0; c < 20; c++) { /* 2-D: every combination; 3-D: gap, forward and reverse */
       int nd = c < 16 ? 2 : 3, gap = c < 16 ? c & 1 : 1, star = c < 16 ? c >> 1 & 1 : c & 1;
       int per[2] = {c >> 2 & 1, c >> 2 & 1}, rev = c < 16 ? c >> 3 & 1 : c >> 1 & 1;
       if (c >= 16) per[0] = per[1] = 1;
       if (size == 1 && gap) gap = 0;
-      long bad = run(specs[t], nd, gap, star, per, rev);
+      long bad = run(spec, nd, gap, star, per, rev);
       bad ? failed++ : passed++;
       if (rank == 0 && bad)
         printf("FAIL %s %dD gap %d star %d periodic %d %s at %d ranks: %ld wrong cells\n",
-               specs[t], nd, gap, star, per[0], rev ? "reverse" : "forward", size, bad);
+               spec, nd, gap, star, per[0], rev ? "reverse" : "forward", size, bad);
     }
   }
   int eb = errors();

@@ -138,13 +138,7 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.ndims = c->ndims;
-  for (int a = 0; a < 3; a++) {
-    dd.global[a] = c->global[a];
-    dd.procs[a] = c->procs[a];
-    dd.periodic[a] = c->periodic[a];
-  }
+  test_decomp_desc(&dd, c->ndims, c->global, c->procs, c->periodic);
   if (place_node_size > 0) {
     dd.placement = HS_PLACE_NODE;
     dd.node_size = place_node_size;
@@ -324,46 +318,34 @@ done:
 int main(int argc, char **argv) {
   int rank, size;
   test_init(&argc, &argv, &rank, &size);
-  const char *specs[64], *optional[16];
-  int nspecs = 0, nswaps = 4, verbose = 0, noptional = 0;
+  test_opts o = {.nswaps = 4};
+  int verbose = 0;
   for (int i = 1; i < argc; i++) {
-    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
+    if (test_opt(argc, argv, &i, &o))
       continue;
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
-    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
-      optional[noptional++] = argv[++i];
     else if (!strcmp(argv[i], "--packed-alloc"))
       packed_alloc = 1;
     else if (!strcmp(argv[i], "--expect-remap"))
       expect_remap = 1;
     else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
       place_node_size = atoi(argv[++i]);
-    else {
-      if (rank == 0) fprintf(stderr, "test_halo: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
+    else
+      return test_bad_arg("test_halo", argv[i]);
   }
   int passed = 0, failed = 0, skipped = 0;
   int nconf = (int)(sizeof configs / sizeof configs[0]);
-  if (nspecs == 0)
-    for (int t = 0; t < hs_transport_count() && nspecs < 64; t++) {
-      /* auto builds and times a plan of every candidate per configuration: too slow for
-       * oversubscribed launches; tests/transports/auto covers it at 1-4 ranks. */
-      if (size > 4 && !strcmp(hs_transport_name(t), "auto")) {
-        if (rank == 0) printf("skip transport auto above 4 ranks (too slow oversubscribed)\n");
-        skipped += nconf;
-        continue;
-      }
-      if (test_default_transport(hs_transport_name(t))) specs[nspecs++] = hs_transport_name(t);
-    }
+  if (test_default_specs(&o, size, 4)) {
+    if (rank == 0) printf("skip transport auto above 4 ranks (too slow oversubscribed)\n");
+    skipped += nconf;
+  }
   int unusable = 0;
-  for (int t = 0; t < nspecs; t++) {
-    const char *spec = specs[t];
-    if (!test_transport_usable(spec, optional, noptional, &unusable, &failed)) continue;
+  for (int t = 0; t < o.nspecs; t++) {
+    const char *spec = o.specs[t];
+    if (!test_transport_usable(spec, o.optional, o.noptional, &unusable, &failed)) continue;
     for (int c = 0; c < nconf; c++) {
-      long bad = run_config(&configs[c], spec, nswaps, verbose);
+      long bad = run_config(&configs[c], spec, o.nswaps, verbose);
       if (bad == SKIPPED) skipped++;
       else if (bad) failed++;
       else passed++;

@@ -103,15 +103,8 @@ static int count(const char *s, char c) {
 /* One decomposition, one transport: direct and staged plans side by side. */
 static void run(const char *spec, int ndims, const int periodic[3], hs_stencil stencil) {
   hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.ndims = ndims;
-  int global[3] = {11, 9, 7};
-  for (int a = 0; a < 3; a++) {
-    dd.global[a] = global[a];
-    dd.procs[a] = 0;
-    dd.periodic[a] = periodic[a];
-  }
-  if (ndims == 2) dd.global[2] = 1;
+  const int global[3] = {11, 9, ndims == 3 ? 7 : 1}, procs[3] = {0, 0, 0};
+  test_decomp_desc(&dd, ndims, global, procs, periodic);
   hs_decomp d;
   if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
     if (rank == 0) printf("skip %s: %s\n", spec, hs_error_message());
@@ -192,42 +185,27 @@ static void run(const char *spec, int ndims, const int periodic[3], hs_stencil s
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  test_rank = rank;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const char *specs[16], *optional[8];
-  int nspecs = 0, noptional = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--transport") && i + 1 < argc && nspecs < 16)
-      specs[nspecs++] = argv[++i];
-    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 8)
-      optional[noptional++] = argv[++i];
-    else {
-      if (rank == 0) fprintf(stderr, "test_staged: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
-  }
-  if (!nspecs) {
-    specs[nspecs++] = "p2p";
-    specs[nspecs++] = "shm";
+  test_init(&argc, &argv, &rank, &size);
+  test_opts o = {.nswaps = 1};
+  for (int i = 1; i < argc; i++)
+    if (!test_opt(argc, argv, &i, &o)) return test_bad_arg("test_staged", argv[i]);
+  if (!o.nspecs) {
+    o.specs[o.nspecs++] = "p2p";
+    o.specs[o.nspecs++] = "shm";
   }
   static const int per[4][3] = {{1, 1, 1}, {0, 1, 0}, {1, 0, 1}, {0, 0, 0}};
   int runs = 0, skipped = 0;
-  for (int t = 0; t < nspecs; t++) {
-    if (!test_transport_usable(specs[t], optional, noptional, &skipped, &test_failures)) continue;
+  for (int t = 0; t < o.nspecs; t++) {
+    const char *spec = o.specs[t];
+    if (!test_transport_usable(spec, o.optional, o.noptional, &skipped, &test_failures)) continue;
     for (int ndims = 2; ndims <= 3; ndims++)
-      for (int k = 0; k < 4; k++, runs++) run(specs[t], ndims, per[k], HS_STENCIL_BOX);
-    run(specs[t], 3, per[0], HS_STENCIL_STAR);
+      for (int k = 0; k < 4; k++, runs++) run(spec, ndims, per[k], HS_STENCIL_BOX);
+    run(spec, 3, per[0], HS_STENCIL_STAR);
     runs++;
   }
   /* auto: staged=1 belongs to its candidates. */
-  hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.global[0] = 8, dd.global[1] = 8, dd.global[2] = 2;
-  hs_decomp d;
-  if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) == HS_OK) {
+  hs_decomp d = test_small_decomp();
+  if (d) {
     double *x = calloc((size_t)(hs_decomp_local_extent(d, 0) + 2) *
                            (size_t)(hs_decomp_local_extent(d, 1) + 2) * 2, sizeof *x);
     hs_field f = hs_field_array(HS_FLOAT64, x, HS_LAYOUT_ZFAST, 1);

@@ -379,29 +379,38 @@ contains
   ! ---------------------------------------------------------------- slices and balancing
   subroutine check_slices(tname)
     character(len=*), intent(in) :: tname
-    real(num), allocatable :: s2(:,:)
-    integer :: d, i, j, ax(2), idx(3)
+    integer :: d
     do d = 1, 3
-      ax = pack([1, 2, 3], [1, 2, 3] /= d)
-      allocate(s2(1-ng:gf%n(ax(1))+ng, 1-ng:gf%n(ax(2))+ng))
-      idx = 1
-      do j = lbound(s2, 2), ubound(s2, 2)
-        do i = lbound(s2, 1), ubound(s2, 1)
-          idx(ax) = [i, j]
-          s2(i, j) = initial(gf, 3, [0, 0, 0], gf%coord, idx)
-        end do
-      end do
-      call do_field_mpi_with_lengths_slice(s2, d, ng, gf%n(ax(1)), gf%n(ax(2)))
-      do j = lbound(s2, 2), ubound(s2, 2)
-        do i = lbound(s2, 1), ubound(s2, 1)
-          idx(ax) = [i, j]
-          call compare(s2(i, j), swept(gf, 3, [0, 0, 0], idx, ax), idx, &
-               'do_field_mpi_with_lengths_slice direction ' // achar(48 + d) // ' (' // tname // ')')
-        end do
-      end do
-      deallocate(s2)
+      call check_slice(gf, 3, d, 'direction ' // achar(48 + d) // ' (' // tname // ')')
     end do
   end subroutine check_slices
+
+  ! do_field_mpi_with_lengths_slice of field f's plane normal to axis dir of grid gr.
+  subroutine check_slice(gr, f, dir, what)
+    type(test_grid), intent(in) :: gr
+    integer, intent(in) :: f, dir
+    character(len=*), intent(in) :: what
+    real(num), allocatable :: s2(:,:)
+    integer :: i, j, ax(2), idx(3)
+    ax = pack([1, 2, 3], [1, 2, 3] /= dir)
+    allocate(s2(1-ng:gr%n(ax(1))+ng, 1-ng:gr%n(ax(2))+ng))
+    idx = 1
+    do j = lbound(s2, 2), ubound(s2, 2)
+      do i = lbound(s2, 1), ubound(s2, 1)
+        idx(ax) = [i, j]
+        s2(i, j) = initial(gr, f, [0, 0, 0], gr%coord, idx)
+      end do
+    end do
+    call do_field_mpi_with_lengths_slice(s2, dir, ng, gr%n(ax(1)), gr%n(ax(2)))
+    do j = lbound(s2, 2), ubound(s2, 2)
+      do i = lbound(s2, 1), ubound(s2, 1)
+        idx(ax) = [i, j]
+        call compare(s2(i, j), swept(gr, f, [0, 0, 0], idx, ax), idx, &
+             'do_field_mpi_with_lengths_slice, ' // what)
+      end do
+    end do
+    deallocate(s2)
+  end subroutine check_slice
 
   ! A new split (one cell moved from the first to the last rank along each split axis):
   ! do_field_mpi_with_lengths on arrays of the new split while EPOCH still holds the old one,
@@ -534,29 +543,11 @@ contains
     integer, intent(in) :: f, dir
     logical, intent(in) :: single, new
     character(len=*), intent(in) :: what
-    real(num), allocatable :: s2(:,:)
-    integer :: i, j, k, m0, u0, h0, m1, u1, h1, ax(2), idx(3)
+    integer :: i, j, k, m0, u0, h0, m1, u1, h1
     call haloswap_epoch_lengths_cache(m0, u0, h0)
     if (new) nheld = min(nheld + 1, 8)
     if (dir > 0) then
-      ax = pack([1, 2, 3], [1, 2, 3] /= dir)
-      allocate(s2(1-ng:gr%n(ax(1))+ng, 1-ng:gr%n(ax(2))+ng))
-      idx = 1
-      do j = lbound(s2, 2), ubound(s2, 2)
-        do i = lbound(s2, 1), ubound(s2, 1)
-          idx(ax) = [i, j]
-          s2(i, j) = initial(gr, f, [0, 0, 0], gr%coord, idx)
-        end do
-      end do
-      call do_field_mpi_with_lengths_slice(s2, dir, ng, gr%n(ax(1)), gr%n(ax(2)))
-      do j = lbound(s2, 2), ubound(s2, 2)
-        do i = lbound(s2, 1), ubound(s2, 1)
-          idx(ax) = [i, j]
-          call compare(s2(i, j), swept(gr, f, [0, 0, 0], idx, ax), idx, &
-               'do_field_mpi_with_lengths_slice, ' // what)
-        end do
-      end do
-      deallocate(s2)
+      call check_slice(gr, f, dir, what)
     else if (single) then
       allocate(a4(1-ng:gr%n(1)+ng, 1-ng:gr%n(2)+ng, 1-ng:gr%n(3)+ng))
       do k = 1 - ng, gr%n(3) + ng

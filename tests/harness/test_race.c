@@ -125,13 +125,7 @@ static long run(const geometry *gm, const char *spec, const options *o) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  dd.ndims = 3;
-  for (int a = 0; a < 3; a++) {
-    dd.global[a] = gm->global[a];
-    dd.procs[a] = gm->procs[a];
-    dd.periodic[a] = gm->periodic[a];
-  }
+  test_decomp_desc(&dd, 3, gm->global, gm->procs, gm->periodic);
   hs_decomp d;
   if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) {
     if (rank == 0 && o->verbose) printf("  skip %s: %s\n", gm->name, hs_error_message());

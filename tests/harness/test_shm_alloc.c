@@ -113,11 +113,7 @@ static long run(const config *c, const char *spec, int nswaps) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   hs_decomp_desc dd;
-  hs_decomp_desc_init(&dd);
-  for (int a = 0; a < 3; a++) {
-    dd.global[a] = c->global[a];
-    dd.periodic[a] = c->periodic[a];
-  }
+  test_decomp_desc(&dd, 3, c->global, NULL, c->periodic);
   hs_decomp d;
   if (hs_decomp_create(MPI_COMM_WORLD, &dd, &d) != HS_OK) return 0; /* too many ranks */
   int local[3], halo[3];
@@ -268,11 +264,8 @@ int main(int argc, char **argv) {
       race = 1;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       seed = strtoull(argv[++i], NULL, 10);
-    else {
-      if (rank == 0) fprintf(stderr, "test_shm_alloc: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
+    else
+      return test_bad_arg("test_shm_alloc", argv[i]);
   }
   if (nspecs == 0) specs[nspecs++] = "shm";
   rng = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1) + seed * 0xbf58476d1ce4e5b9ull;

@@ -1,6 +1,6 @@
 """A rank's exception or SIGINT inside the package's with blocks aborts the job, quickly, with
 that rank's traceback (docs/python.md, "When a rank fails"). Runs abort_prog.py under mpiexec
-on 3 ranks for each mode and checks: the job ended non-zero within LIMIT seconds of the raise
+on 3 ranks for each mode (the two jobs at once) and checks: the job ended non-zero within LIMIT seconds of the raise
 or the signal (no hang in a collective free), and rank 1's traceback is in its output.
 Usage: abort_test.py VENV_PYTHON TRANSPORT MPIEXEC [mpiexec flags...]
 Prints the seconds from the fault to the job's end per mode. Exit 77: skipped (no venv, or the
@@ -20,33 +20,44 @@ if not os.access(py, os.X_OK) or subprocess.run([py, "-c", "import haloswap"],
     print(f"SKIP: no Python environment with haloswap at {py} (run: make python-<mpi>)")
     sys.exit(77)
 
+MODES = ("raise", "sigint")
+tmp = tempfile.TemporaryDirectory()
+jobs = {}
+for mode in MODES:  # both jobs at once: each mostly waits (start-up, the abort)
+    pidfile, out = (os.path.join(tmp.name, f"{mode}.{x}") for x in ("rank1", "out"))
+    with open(out, "w") as o:
+        jobs[mode] = dict(pidfile=pidfile, out=out, fault=None, end=None, job=subprocess.Popen(
+            [mpiexec, *flags, "-n", "3", py, prog, mode, transport, pidfile], stdout=o,
+            stderr=subprocess.STDOUT, start_new_session=True))
+start = time.monotonic()
+while any(j["end"] is None for j in jobs.values()) and time.monotonic() - start < 90:
+    for mode, j in jobs.items():
+        if j["end"] is not None:
+            continue
+        if j["fault"] is None and os.path.exists(j["pidfile"]):
+            pid, stamp = open(j["pidfile"]).read().split()
+            if mode == "sigint":
+                os.kill(int(pid), signal.SIGINT)
+                j["fault"] = time.time()
+            else:
+                j["fault"] = float(stamp)
+        if j["job"].poll() is not None:
+            j["end"] = time.time()
+    time.sleep(0.01)
+for mode, j in jobs.items():
+    job = j["job"]
+    if job.poll() is None:
+        j["end"] = time.time()
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    if j["fault"] is None and mode == "raise" and os.path.exists(j["pidfile"]):
+        j["fault"] = float(open(j["pidfile"]).read().split()[1])  # the job ended between polls
+    j["text"] = open(j["out"], errors="replace").read()
+tmp.cleanup()
+
 failed = 0
-for mode in ("raise", "sigint"):
-    with tempfile.TemporaryDirectory() as tmp:
-        pidfile = os.path.join(tmp, "rank1")
-        out = os.path.join(tmp, "out")
-        with open(out, "w") as o:
-            job = subprocess.Popen([mpiexec, *flags, "-n", "3", py, prog, mode, transport,
-                                    pidfile], stdout=o, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-            start = time.monotonic()
-            fault = None
-            while job.poll() is None and time.monotonic() - start < 90:
-                if fault is None and os.path.exists(pidfile):
-                    pid, stamp = open(pidfile).read().split()
-                    if mode == "sigint":
-                        os.kill(int(pid), signal.SIGINT)
-                        fault = time.time()
-                    else:
-                        fault = float(stamp)
-                time.sleep(0.01)
-            end = time.time()
-            if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
-                job.wait()
-            if fault is None and mode == "raise" and os.path.exists(pidfile):
-                fault = float(open(pidfile).read().split()[1])  # the job ended between polls
-        text = open(out, errors="replace").read()
+for mode, j in jobs.items():
+    job, text, fault, end = j["job"], j["text"], j["fault"], j["end"]
     if job.returncode == 77 and "SKIP" in text:
         print(text.strip())
         sys.exit(77)

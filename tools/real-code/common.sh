@@ -181,7 +181,7 @@ hs_list_build() {
 hs_list_runs() {
   local k=0 n
   for n in $2; do k=$((k + 1)); done
-  [ "$k" -gt 0 ] || return 0
+  [ "$k" -gt 0 ] && [ "$3" -gt 0 ] || return 0   # nothing of this kind runs
   printf '  run    %-28s ranks %-9s %4d runs x ~%3d s\n' "$1" "$2" $((k * $3)) "$4"
   HS_LIST_RUNS=$((HS_LIST_RUNS + k * $3)) HS_LIST_SECS=$((HS_LIST_SECS + k * $3 * $4))
 }

@@ -75,6 +75,16 @@ hs_options() {
 }
 hs_die() { echo "check-real-code $HS_CHECK_CODE: $*" >&2; exit 2; }
 
+# hs_packages PACKAGE...: the Debian packages a code's build needs beyond haloswap's: named by
+# --list (the docs' apt-get line must match, tests/docs/check_real_code.py), else hs_apt.
+hs_packages() {
+  if [ "$HS_CHECK_LIST" = 1 ]; then
+    echo "Debian packages (besides haloswap's; installed when missing, as root): $*"
+  else
+    hs_apt "$HS_CHECK_CODE" "$@"
+  fi
+}
+
 # hs_input PATTERN: the --input files whose name matches the shell PATTERN (one a line).
 hs_input() {
   local f

@@ -50,10 +50,13 @@ pc_label() {
   echo "$what"
 }
 
+pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
+case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
 if [ "$HS_CHECK_LIST" = 1 ]; then
   # estimated from docs/parcel-clustering.md's results, not measured by the check: a build,
   # a launch at 16^3
   echo "parcel-clustering check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  hs_packages "${pc_pkgs[@]}"
   for m in $HS_CHECK_MPIS; do
     bes=${HS_CHECK_TRANSPORTS:-p2p rma rma-epoch}
     echo "$m: upstream's p2p graph and haloswap's back ends: $bes$([ -n "$HS_CHECK_TRANSPORTS" ] ||
@@ -77,9 +80,7 @@ fi
 
 [ -f "$HS_CHECK_SRC/src/parcels/parcel_nearest_graph.f90" ] && [ -f "$HS_CHECK_SRC/configure.ac" ] ||
   pc_fail "$HS_CHECK_SRC is not a parcel-clustering checkout (no src/parcels/parcel_nearest_graph.f90)"
-pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
-case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
-hs_apt parcel-clustering "${pc_pkgs[@]}"
+hs_packages "${pc_pkgs[@]}"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI 4.1's OSHMEM crashes at exit with the rdma one-sided component; every variant of a

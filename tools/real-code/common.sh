@@ -188,6 +188,11 @@ hs_list_build() {
   printf '  build  %-44s ~%4d s\n' "$1" "$2"
   HS_LIST_BUILDS=$((HS_LIST_BUILDS + 1)) HS_LIST_SECS=$((HS_LIST_SECS + $2))
 }
+# hs_list_haloswap MPI: haloswap's own build for MPI (make build-MPI; the check skips it when
+# build/MPI was built by an earlier check: --list counts it either way).
+hs_list_haloswap() {
+  hs_list_build "haloswap (make build-$1, unless built)" 120
+}
 hs_list_runs() {
   local k=0 n
   for n in $2; do k=$((k + 1)); done

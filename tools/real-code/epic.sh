@@ -66,6 +66,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: EPIC's own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "EPIC's own module ($mpi)" 420
     hs_list_build "haloswap's drop-in ($mpi)" 420
     [ "$HS_CHECK_MODE" = build ] && continue

@@ -34,6 +34,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: MONC's own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "MONC's own module ($mpi)" 180
     hs_list_build "haloswap's drop-in ($mpi)" 180
     [ "$HS_CHECK_MODE" = build ] ||

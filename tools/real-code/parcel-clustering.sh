@@ -63,6 +63,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
       echo " (and shmem with an OpenSHMEM)")"
     # shellcheck disable=SC2086
     nb=$(hs_count $bes)
+    hs_list_haloswap "$m"
     hs_list_build "upstream ($m)" 150
     hs_list_build "haloswap's graph ($m)" 150
     [ "$HS_CHECK_MODE" = build ] && continue

@@ -211,6 +211,7 @@ sdf_list() {
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: the own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "the code's own module ($mpi)" "$3"
     hs_list_build "haloswap's drop-in ($mpi)" "$3"
     [ "$HS_CHECK_MODE" = build ] && continue

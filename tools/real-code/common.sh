@@ -136,6 +136,7 @@ hs_say_env() {
   for v in "$@"; do
     case $v in
       OMPI_MCA_io=*) hs_progress "$mpi runs: $v (ROMIO: Open MPI's default MPI-IO writes overlapping file views differently run to run)" ;;
+      OMPI_MCA_osc=^rdma) hs_progress "$mpi runs: $v (Open MPI 4.1's OpenSHMEM crashes at exit with the rdma one-sided component; every variant alike)" ;;
       LD_PRELOAD=*libhs_idle_yield*) hs_progress "$mpi runs: $v (MPICH's waiting ranks yield the CPU: needed when ranks outnumber cores)" ;;
       *) hs_progress "$mpi runs: $v" ;;
     esac

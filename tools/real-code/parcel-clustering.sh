@@ -94,8 +94,11 @@ cp -a "$HS_CHECK_SRC" "$HS_CHECK_WORK/src-upstream"
 (cd "$HS_CHECK_WORK/src-upstream" && git rev-parse HEAD 2>/dev/null) > "$HS_CHECK_WORK/commit" || true
 hs_progress "parcel-clustering at $(cat "$HS_CHECK_WORK/commit" 2>/dev/null || echo '(not a git checkout)')"
 if [ ! -x "$HS_CHECK_WORK/src-upstream/configure" ]; then
+  t0=$(date +%s.%N)
+  hs_progress "upstream's configure: autoreconf --install in $HS_CHECK_WORK/src-upstream"
   (cd "$HS_CHECK_WORK/src-upstream" && autoreconf --install --force) > "$HS_CHECK_WORK/bootstrap.log" 2>&1 ||
     pc_fail "autoreconf failed: $HS_CHECK_WORK/bootstrap.log"
+  hs_progress "upstream's configure: made in $(hs_since "$t0") s"
 fi
 cp -a "$HS_CHECK_WORK/src-upstream" "$HS_CHECK_WORK/src-haloswap"
 cp "$pc_dropin/parcel_nearest_haloswap_graph.f90" "$pc_dropin/parcel_nearest_p2p_graph.f90" \
@@ -188,6 +191,7 @@ for m in $HS_CHECK_MPIS; do
   # shellcheck disable=SC2206
   [ ${#pc_files[@]} -eq 0 ] || grid+=(${PC_VERIFY_ARGS:-})
   [ "${PC_VERIFY:-1}" = 0 ] || [ "$HS_CHECK_MODE" = build ] && continue
+  [ "$m" != openmpi ] || hs_say_env "$m" OMPI_MCA_osc=^rdma
   [ -z "$pc_shim" ] || hs_say_env "$m" "LD_PRELOAD=$pc_shim (with more ranks than the $(nproc) cores)"
   for n in $pc_ranks; do
     for b in $backends; do

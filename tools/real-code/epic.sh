@@ -52,15 +52,21 @@ else
   epic_label="robert3d 32^3 ${EPIC_CASE_TIME}s"
 fi
 
+# What the builds need beyond haloswap's own dependencies (Debian's parallel netCDF is Open
+# MPI's).
+epic_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
+case " $HS_CHECK_MPIS " in *" openmpi "*) epic_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
 if [ "$HS_CHECK_LIST" = 1 ]; then
   # estimated, not measured here (docs/epic.md, "Check it on your own case"): the default
   # MPICH matrix took a tester 30 minutes; a build is EPIC's serial make with its unit tests
   echo "epic check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  hs_packages "${epic_pkgs[@]}"
   for mpi in $HS_CHECK_MPIS; do
     ts=$(echo $(hs_list_transports "$mpi"))
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: EPIC's own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "EPIC's own module ($mpi)" 420
     hs_list_build "haloswap's drop-in ($mpi)" 420
     [ "$HS_CHECK_MODE" = build ] && continue
@@ -80,14 +86,7 @@ fi
 [ -f "$HS_CHECK_SRC/src/3d/fields/field_mpi.f90" ] && [ -x "$HS_CHECK_SRC/bootstrap" ] ||
   hs_die "$HS_CHECK_SRC is not an EPIC checkout (no src/3d/fields/field_mpi.f90, bootstrap)"
 
-# What the builds need beyond haloswap's own dependencies; installed when missing (as root:
-# apt-get update, apt-get install), else named.
 EPIC_NC_MPI=/usr/lib/x86_64-linux-gnu/netcdf/mpi   # Debian's netCDF on Open MPI's HDF5
-epic_deps() {
-  local p=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
-  case " $HS_CHECK_MPIS " in *" openmpi "*) p+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
-  hs_apt epic "${p[@]}"
-}
 
 # epic_build MPI VARIANT DIR: DIR/src is a copy of the checkout built with EPIC's field_mpi
 # (VARIANT own) or the drop-in (VARIANT haloswap, from the haloswap install in DIR/../haloswap).
@@ -310,7 +309,7 @@ epic_bench() {
 
 epic_main() {
   local mpi w t n res own got t0 secs
-  epic_deps
+  hs_packages "${epic_pkgs[@]}"
   EPIC_BITDIFF=$(hs_nc_bitdiff)
   EPIC_RUN_ENV="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1"
   for mpi in $HS_CHECK_MPIS; do

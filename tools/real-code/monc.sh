@@ -21,15 +21,20 @@ fi
 [ -z "$HS_CHECK_TIME" ] || [[ $HS_CHECK_TIME =~ ^[0-9]+([.][0-9]*)?$ ]] ||
   hs_die "--time '$HS_CHECK_TIME': model seconds, a positive number"
 monc_time=${HS_CHECK_TIME:-$([ -n "$monc_mcf" ] || echo 20)}
+# Debian's parallel netCDF is Open MPI's; fcm is Debian's unless FCM names another.
+monc_pkgs=(libfftw3-dev libnetcdff-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)
+[ -n "${FCM:-}" ] || monc_pkgs+=(fcm)
 if [ "$HS_CHECK_LIST" = 1 ]; then
   # docs/monc.md: a build about 3 min; a stratus 16x16 20 s run: estimated
   echo "monc check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  hs_packages "${monc_pkgs[@]}"
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then echo "$mpi: skipped (MONC's checkpoint needs Debian's parallel NetCDF, Open MPI's)"; continue; fi
     ts=$(echo $(hs_list_transports "$mpi"))
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: MONC's own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "MONC's own module ($mpi)" 180
     hs_list_build "haloswap's drop-in ($mpi)" 180
     [ "$HS_CHECK_MODE" = build ] ||
@@ -39,8 +44,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
 fi
 [ -d "$HS_CHECK_SRC/model_core/src/communication" ] ||
   hs_die "$HS_CHECK_SRC is not a MONC checkout (no model_core/src/communication)"
-hs_apt monc libfftw3-dev libnetcdff-dev libnetcdf-mpi-dev libhdf5-openmpi-dev \
-  $([ -n "${FCM:-}" ] || echo fcm)
+hs_packages "${monc_pkgs[@]}"
 
 monc_fcm() {
   if [ -n "${FCM:-}" ]; then echo "$FCM"; return; fi

@@ -50,16 +50,20 @@ pc_label() {
   echo "$what"
 }
 
+pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
+case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
 if [ "$HS_CHECK_LIST" = 1 ]; then
   # estimated from docs/parcel-clustering.md's results, not measured by the check: a build,
   # a launch at 16^3
   echo "parcel-clustering check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
+  hs_packages "${pc_pkgs[@]}"
   for m in $HS_CHECK_MPIS; do
     bes=${HS_CHECK_TRANSPORTS:-p2p rma rma-epoch}
     echo "$m: upstream's p2p graph and haloswap's back ends: $bes$([ -n "$HS_CHECK_TRANSPORTS" ] ||
       echo " (and shmem with an OpenSHMEM)")"
     # shellcheck disable=SC2086
     nb=$(hs_count $bes)
+    hs_list_haloswap "$m"
     hs_list_build "upstream ($m)" 150
     hs_list_build "haloswap's graph ($m)" 150
     [ "$HS_CHECK_MODE" = build ] && continue
@@ -77,9 +81,7 @@ fi
 
 [ -f "$HS_CHECK_SRC/src/parcels/parcel_nearest_graph.f90" ] && [ -f "$HS_CHECK_SRC/configure.ac" ] ||
   pc_fail "$HS_CHECK_SRC is not a parcel-clustering checkout (no src/parcels/parcel_nearest_graph.f90)"
-pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
-case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
-hs_apt parcel-clustering "${pc_pkgs[@]}"
+hs_packages "${pc_pkgs[@]}"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI 4.1's OSHMEM crashes at exit with the rdma one-sided component; every variant of a
@@ -92,8 +94,11 @@ cp -a "$HS_CHECK_SRC" "$HS_CHECK_WORK/src-upstream"
 (cd "$HS_CHECK_WORK/src-upstream" && git rev-parse HEAD 2>/dev/null) > "$HS_CHECK_WORK/commit" || true
 hs_progress "parcel-clustering at $(cat "$HS_CHECK_WORK/commit" 2>/dev/null || echo '(not a git checkout)')"
 if [ ! -x "$HS_CHECK_WORK/src-upstream/configure" ]; then
+  t0=$(date +%s.%N)
+  hs_progress "upstream's configure: autoreconf --install in $HS_CHECK_WORK/src-upstream"
   (cd "$HS_CHECK_WORK/src-upstream" && autoreconf --install --force) > "$HS_CHECK_WORK/bootstrap.log" 2>&1 ||
     pc_fail "autoreconf failed: $HS_CHECK_WORK/bootstrap.log"
+  hs_progress "upstream's configure: made in $(hs_since "$t0") s"
 fi
 cp -a "$HS_CHECK_WORK/src-upstream" "$HS_CHECK_WORK/src-haloswap"
 cp "$pc_dropin/parcel_nearest_haloswap_graph.f90" "$pc_dropin/parcel_nearest_p2p_graph.f90" \
@@ -186,6 +191,7 @@ for m in $HS_CHECK_MPIS; do
   # shellcheck disable=SC2206
   [ ${#pc_files[@]} -eq 0 ] || grid+=(${PC_VERIFY_ARGS:-})
   [ "${PC_VERIFY:-1}" = 0 ] || [ "$HS_CHECK_MODE" = build ] && continue
+  [ "$m" != openmpi ] || hs_say_env "$m" OMPI_MCA_osc=^rdma
   [ -z "$pc_shim" ] || hs_say_env "$m" "LD_PRELOAD=$pc_shim (with more ranks than the $(nproc) cores)"
   for n in $pc_ranks; do
     for b in $backends; do

@@ -131,7 +131,8 @@ codewhat %s
 }
 
 # sdf_stamp MPI [PREFIX]: what a build depends on (the checkout's commit and changes, our case
-# files and the user's compiled in (--input, sdf_inputs_compiled=1), the MPI library, EPOCH's DEFINE, and with PREFIX haloswap's libraries and drop-ins).
+# files and the user's compiled in (--input, sdf_inputs_compiled=1), the MPI library, EPOCH's
+# DEFINE, and with PREFIX haloswap's libraries, modules and drop-ins).
 sdf_stamp() {
   local f
   { (cd "$HS_CHECK_SRC" && git rev-parse HEAD && git diff && git submodule status --recursive) \
@@ -141,7 +142,9 @@ sdf_stamp() {
     # the user's inputs when they are compiled in (Lare3d's src/*.f90; not EPOCH's decks)
     [ "${sdf_inputs_compiled:-0}" = 0 ] ||
       while IFS= read -r f; do [ -z "$f" ] || cat "$f"; done <<<"$HS_CHECK_INPUTS"
-    [ -z "${2:-}" ] || cat "$2"/lib/lib*.a "$2"/share/haloswap/*/*
+    # (the libraries static or shared, the default: a drop-in compiled against other
+    # modules or linked to another library is rebuilt)
+    [ -z "${2:-}" ] || cat "$2"/lib/lib* "$2"/include/* "$2"/share/haloswap/*/*
   } 2>/dev/null | sha1sum | cut -c1-16
 }
 
@@ -211,6 +214,7 @@ sdf_list() {
     # shellcheck disable=SC2086
     nt=$(hs_count $ts)
     echo "$mpi: the own module and $nt transports: $ts"
+    hs_list_haloswap "$mpi"
     hs_list_build "the code's own module ($mpi)" "$3"
     hs_list_build "haloswap's drop-in ($mpi)" "$3"
     [ "$HS_CHECK_MODE" = build ] && continue

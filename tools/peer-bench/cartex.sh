@@ -1,0 +1,130 @@
+# tools/check-peer-bench cartex (sourced by it; never run alone). GHEX's cartex benchmark
+# (ghex-org/ghexbench, cartex/) with its own mpi_comm and ghex_comm runtimes and our
+# haloswap_comm runtime (tools/peer-bench/cartex/haloswap_comm), one binary per runtime; every
+# haloswap transport is a run-time choice (HALOSWAP_TRANSPORT) of the one haloswap binary.
+
+# cartex's single-node configurations (cartex/run/*/bench.xml: L=64, halo 1-5, fields 1-8, one
+# thread per rank), on the 2 cores of one node: 2 ranks, cartex's own --core grid 2 1 1.
+cx_L=64
+case $PB_CONFIGS in
+  quick) cx_halos="1 5" cx_fields="1 8" ;;
+  standard) cx_halos="1 3 5" cx_fields="1 4 8" ;;
+esac
+cx_reps=${PB_REPS:-200}
+cx_ranks=2
+cx_grid="--node 1 1 1 --core 2 1 1"
+cx_transports() { hs_transports "$1" | tr ' ' '\n' | grep -v -E '^(rma-|shmem$)' | tr '\n' ' '; }
+
+if [ "$PB_LIST" = 1 ]; then
+  echo "cartex: runtimes mpi_comm (and its --MPI-datatypes), ghex_comm (GHEX 0.9.0), haloswap_comm"
+  echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid, --domain $cx_L^3, --nrep $cx_reps, --check"
+  echo "halo widths: $cx_halos; fields: $cx_fields; $PB_LAUNCHES launch rounds, order rotated"
+  for m in $PB_MPIS; do
+    [ -x "$PB_BUILD/$m/tools/hs_info/hs_info" ] &&
+      echo "haloswap transports ($m): $(cx_transports "$m")"
+  done
+  exit 0
+fi
+[ -f "$PB_SRC/cartex/CMakeLists.txt" ] ||
+  die "CHECKOUT '$PB_SRC' holds no cartex/CMakeLists.txt (a checkout of ghex-org/ghexbench?)"
+[ -n "$PB_HWCART" ] || die "cartex needs --hwcart DIR (a checkout of NordicHPC/hwcart): its" \
+  "CMake fetches it from GitHub otherwise, and this check downloads nothing"
+ghex_src=$(ls -d "$PB_BUILD"/ghex-src/ghex-*/ 2>/dev/null | head -1 || true)
+echo "cartex: $PB_SRC at $(pb_commit "$PB_SRC"); hwcart $(pb_commit "$PB_HWCART")"
+mkdir -p "$PB_WORK"
+src=$PB_WORK/src
+pb_scratch "$src"
+cp -r "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
+pb_edit cartex/src/runtime/haloswap_comm/ "added: our runtime (tools/peer-bench/cartex/haloswap_comm)"
+if [ -n "$ghex_src" ]; then
+  cp "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
+  pb_edit cartex/src/runtime/ghex_comm/CMakeLists.txt "replaced by tools/peer-bench/cartex/ghex_comm.cmake:" \
+    "GHEX 0.9.0 from ${ghex_src%/} (make bench's) instead of fetching boeschf/GHEX from GitHub"
+  sed -i 's/(m_context, m_node_local)/(m_context)/' "$src/cartex/src/runtime/ghex_comm/runtime.cpp"
+  pb_edit cartex/src/runtime/ghex_comm/runtime.cpp "bulk_communication_object(m_context, m_node_local)" \
+    "-> (m_context): GHEX 0.9.0's constructor takes the context only (--node-local unused)"
+else
+  echo "cartex: ghex_comm skipped: no GHEX sources in $PB_BUILD/ghex-src (run bench/ghex/build.sh MPI $PB_BUILD/MPI)" >&2
+fi
+
+# hwcart.h includes mpi.h inside extern "C" (ghexbench's hw_topo.hpp): MPI's C++ bindings
+# there do not compile, so they are left out (a flag, not an edit)
+cx_flags="-DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX"
+echo "scratch build flag: CMAKE_CXX_FLAGS=$cx_flags -- hwcart.h includes mpi.h inside extern \"C\"" >&2
+
+results=$PB_WORK/results.tsv
+: >"$results"
+for mpi in $PB_MPIS; do
+  bdir=$(hs_build_dir "$mpi")
+  [ -f "$bdir/CMakeCache.txt" ] || die "no haloswap build in $bdir (make build-$mpi)"
+  hs_install "$mpi" "$PB_WORK/$mpi/haloswap"
+  runtimes="mpi_comm haloswap_comm"
+  [ -z "$ghex_src" ] || runtimes="mpi_comm ghex_comm haloswap_comm"
+  built=""
+  for rt in $runtimes; do
+    out=$PB_WORK/$mpi/$rt
+    hs_progress "cartex ($mpi): building $rt (niced; log $out.build.log)"
+    if pb_build "$out" -S "$src" -DCMAKE_BUILD_TYPE=Release -DGHEXBENCH_BUILD_CARTEX=ON \
+        -DCARTEX_RUNTIME=$rt -DCMAKE_CXX_FLAGS="$cx_flags" -DMPI_CXX_COMPILER=mpicxx.$mpi -DMPI_C_COMPILER=mpicc.$mpi \
+        -DFETCHCONTENT_SOURCE_DIR_HWCART="$PB_HWCART" -DFETCHCONTENT_FULLY_DISCONNECTED=ON \
+        -DHS_GHEX_SOURCE_DIR="${ghex_src%/}" -DCMAKE_PREFIX_PATH="$PB_WORK/$mpi/haloswap"; then
+      built="$built $rt"
+    else
+      echo "cartex ($mpi): $rt did not build (log $out.build.log)" >&2
+    fi
+  done
+  [ "$PB_BUILD_ONLY" = 0 ] || continue
+  # the variants: cartex's runtimes with their own options, then one per haloswap transport
+  variants=""
+  for rt in $built; do
+    case $rt in
+      mpi_comm) variants="$variants mpi_comm mpi_comm:MPI-datatypes" ;;
+      ghex_comm) variants="$variants ghex_comm" ;;
+      haloswap_comm) for t in $(cx_transports "$mpi"); do variants="$variants hs:$t"; done ;;
+    esac
+  done
+  read -r -a vs <<<"$variants"
+  run_env=$(hs_run_env "$mpi")
+  [ -z "$run_env" ] || echo "cartex ($mpi): every launch (every runtime) with $run_env"
+  echo "cartex ($mpi): $(uptime)"
+  for ((round = 1; round <= PB_LAUNCHES; round++)); do
+    for h in $cx_halos; do
+      for nf in $cx_fields; do
+        config="L=$cx_L halo=$h fields=$nf"
+        hs_progress "cartex ($mpi): round $round/$PB_LAUNCHES, $config"
+        n=${#vs[@]}
+        for ((k = 0; k < n; k++)); do
+          v=${vs[$(((k + round) % n))]}
+          rt=${v%%:*} extra="" tenv=""
+          case $v in
+            mpi_comm:*) extra="--${v#*:}" ;;
+            hs:*) rt=haloswap_comm tenv="HALOSWAP_TRANSPORT=${v#hs:}"
+                  case ${v#hs:} in shm*|auto*) extra=--hs-alloc ;; esac ;;
+          esac
+          log=$PB_WORK/$mpi/run.log
+          # shellcheck disable=SC2086
+          if env $run_env $tenv timeout 300 $(hs_mpiexec "$mpi") -n $cx_ranks \
+              "$PB_WORK/$mpi/$rt/cartex/src/bin/benchmark" --domain $cx_L $cx_L $cx_L \
+              --nrep "$cx_reps" --nfields "$nf" --halo "$h" --check $cx_grid $extra \
+              >"$log" 2>&1 && ! grep -q 'check failed' "$log"; then
+            sec=$(awk '/^median \(s\)/ { print $3 }' "$log")
+          else
+            sec=failed
+            { echo "cartex ($mpi): $v, $config failed:"; tail -5 "$log"; } >&2
+          fi
+          printf '%s\t%s\t%s\t%s\t%s\n' "$mpi" "$config" "$v" "$round" "${sec:-failed}" >>"$results"
+        done
+      done
+    done
+  done
+  echo "cartex ($mpi): $(uptime)"
+done
+[ "$PB_BUILD_ONLY" = 0 ] || exit 0
+echo
+echo "cartex's own timing: its 'median (s)' of one exchange of all fields (rank 0), per launch;"
+echo "below the median over $PB_LAUNCHES launches. MPI = the faster of cartex's two mpi_comm variants."
+python3 "$here/peer-bench/table.py" "$results" \
+  --ratio "best/MPI=best:hs:/best:mpi_comm" --ratio "best/GHEX=best:hs:/ghex_comm" \
+  --ratio "p2p/MPI=hs:p2p/best:mpi_comm"
+echo
+echo "results: $results"

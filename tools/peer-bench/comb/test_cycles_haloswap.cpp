@@ -1,0 +1,143 @@
+/* haloswap as a communication method of LLNL's Comb benchmark. Ours, not Comb's:
+ * tools/check-peer-bench copies it into a scratch copy of Comb (src/) and calls it after
+ * Comb's own methods, in the same launch. Comb's mesh (MeshInfo: sizes, division, ghost
+ * widths, periodicity), its variables in its host allocator's memory, and its timer phases:
+ * post-send = hs_swap_start, wait-recv = hs_swap_complete; post-recv and wait-send have
+ * nothing to do and are timed as Comb times them. One plan per transport named in
+ * HALOSWAP_TRANSPORTS (space-separated, e.g. "p2p shm cma"); HALOSWAP_COMB_ALLOC=hs puts the
+ * variables in hs_alloc memory instead (shm's one-copy path). */
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <haloswap.h>
+
+#include "comb.hpp"
+
+namespace COMB {
+
+static void hs_ok(int rc, const char* call)
+{
+  if (rc == HS_OK) return;
+  fprintf(stderr, "haloswap (Comb): %s: %s\n", call, hs_error_message());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* Comb's own correctness values: owned zones hold their global zone index + var; after a swap
+ * every ghost zone must hold its (periodically wrapped) neighbour's value. */
+static long hs_check(MeshInfo& info, std::vector<DataT*>& vars, hs_plan plan)
+{
+  const IdxT* n = info.global.sizes;
+  auto global = [&](IdxT i, IdxT a) { return ((i + info.global_offset[a]) % n[a] + n[a]) % n[a]; };
+  auto value = [&](IdxT i, IdxT j, IdxT k, size_t v) {
+    return DataT(global(i, 0) + n[0] * (global(j, 1) + n[1] * global(k, 2)) + v + 1);
+  };
+  auto own = [&](IdxT i, IdxT j, IdxT k) {
+    return i >= info.min[0] && i < info.max[0] && j >= info.min[1] && j < info.max[1] &&
+           k >= info.min[2] && k < info.max[2];
+  };
+  for (size_t v = 0; v < vars.size(); ++v)
+    for (IdxT k = 0; k < info.len[2]; ++k)
+      for (IdxT j = 0; j < info.len[1]; ++j)
+        for (IdxT i = 0; i < info.len[0]; ++i)
+          vars[v][i + j * info.stride[1] + k * info.stride[2]] = own(i, j, k) ? value(i, j, k, v) : -1.0;
+  hs_ok(hs_swap(plan, (void* const*)vars.data()), "hs_swap");
+  long bad = 0;
+  for (size_t v = 0; v < vars.size(); ++v)
+    for (IdxT k = 0; k < info.len[2]; ++k)
+      for (IdxT j = 0; j < info.len[1]; ++j)
+        for (IdxT i = 0; i < info.len[0]; ++i)
+          bad += vars[v][i + j * info.stride[1] + k * info.stride[2]] != value(i, j, k, v);
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return bad;
+}
+
+void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, IdxT ncycles,
+                          Timer& tm, Timer& tm_total)
+{
+  const char* list = getenv("HALOSWAP_TRANSPORTS");
+  const char* alloc_env = getenv("HALOSWAP_COMB_ALLOC");
+  const bool hs_mem = alloc_env && std::string(alloc_env) == "hs";
+  int global[3], periodic[3], lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    global[a] = info.global.sizes[a];
+    periodic[a] = info.global.periodic[a];
+    lo[a] = info.global_min[a];
+    hi[a] = info.global_max[a];
+  }
+  hs_decomp decomp;
+  hs_ok(hs_decomp_create_boxes(comminfo.cart.comm, 3, global, periodic, lo, hi, &decomp),
+        "hs_decomp_create_boxes");
+  std::vector<DataT*> vars(num_vars);
+  for (auto& p : vars) {
+    void* q = nullptr;
+    if (hs_mem) hs_ok(hs_alloc(decomp, info.totallen * sizeof(DataT), &q), "hs_alloc");
+    else q = malloc(info.totallen * sizeof(DataT)); /* Comb's host allocator is malloc */
+    p = static_cast<DataT*>(q);
+  }
+  std::vector<hs_field> fields;
+  for (auto p : vars) {
+    hs_field f = hs_field_array(HS_FLOAT64, p, HS_LAYOUT_XFAST, 0);
+    for (int a = 0; a < 3; ++a) f.halo[a] = info.ghost_widths[a];
+    fields.push_back(f);
+  }
+  std::istringstream names(list ? list : "p2p");
+  for (std::string name; names >> name;) {
+    hs_plan_desc desc;
+    hs_plan_desc_init(&desc);
+    for (int a = 0; a < 3; ++a) desc.depth[a] = info.ghost_widths[a];
+    desc.stencil = HS_STENCIL_BOX; /* Comb exchanges faces, edges and corners */
+    desc.nfields = num_vars;
+    desc.fields = fields.data();
+    desc.transport_name = name.c_str();
+    hs_plan plan;
+    hs_ok(hs_plan_create(decomp, &desc, &plan), "hs_plan_create");
+    fgprintf(FileGroup::all, "Starting test Comm haloswap-%s Mesh seq %s Buffers none\n",
+             hs_plan_selected_transport(plan), hs_mem ? "hs_alloc" : "Host");
+    long bad = hs_check(info, vars, plan);
+    fgprintf(FileGroup::all, "haloswap-%s check: %ld wrong ghost zones\n", name.c_str(), bad);
+    if (bad) MPI_Abort(MPI_COMM_WORLD, 1);
+    CPUContext tm_con;
+    tm.clear();
+    tm_total.clear();
+    MPI_Barrier(comminfo.cart.comm);
+    tm_total.start(tm_con, "bench-comm");
+    for (IdxT cycle = 0; cycle < ncycles; ++cycle) { /* Comb's phases, Comb's kernels */
+      tm.start(tm_con, "pre-comm");
+      for (auto p : vars)
+        for (IdxT k = info.min[2]; k < info.max[2]; ++k)
+          for (IdxT j = info.min[1]; j < info.max[1]; ++j)
+            for (IdxT i = info.min[0]; i < info.max[0]; ++i)
+              p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
+      tm.stop(tm_con);
+      tm.start(tm_con, "post-recv");
+      tm.stop(tm_con);
+      tm.start(tm_con, "post-send");
+      hs_ok(hs_swap_start(plan, (void* const*)vars.data()), "hs_swap_start");
+      tm.stop(tm_con);
+      tm.start(tm_con, "wait-recv");
+      hs_ok(hs_swap_complete(plan, (void* const*)vars.data()), "hs_swap_complete");
+      tm.stop(tm_con);
+      tm.start(tm_con, "wait-send");
+      tm.stop(tm_con);
+      tm.start(tm_con, "post-comm");
+      for (auto p : vars)
+        for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
+      tm.stop(tm_con);
+    }
+    MPI_Barrier(comminfo.cart.comm);
+    tm_total.stop(tm_con);
+    print_timers(comminfo, tm, tm_total);
+    hs_plan_free(&plan);
+  }
+  for (auto p : vars) {
+    if (hs_mem) hs_free(decomp, p);
+    else free(p);
+  }
+  hs_decomp_free(&decomp);
+  tm.clear();
+  tm_total.clear();
+}
+
+} // namespace COMB

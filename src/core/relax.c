@@ -15,6 +15,8 @@
 /* A yield that kept the core away this long ran another process: the cores are busy. */
 #define HS_RELAX_BUSY_NS 20000
 #define HS_RELAX_SLEEPING (UINT_MAX / 2) /* *spins from there on: this wait sleeps */
+/* How long a slow yield speaks for the node: waits within this time of it sleep at once. */
+#define HS_RELAX_BUSY_KEEP_NS 100000000LL
 
 /* 1 when the waiter should sleep: HALOSWAP_IDLE_SLEEP=1/0, else whether the launcher put more
  * ranks on this node than it has CPUs (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
@@ -44,16 +46,29 @@ static long long now_ns(void) {
   return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+/* When (now_ns) a yield last found the cores busy; 0: never. Shared by every wait of the
+ * process: a busy node stays busy for longer than one wait. */
+static _Atomic long long busy_seen;
+
 /* Spin, then yield, then sleep. A yield on an idle core returns in about a microsecond; one
  * that took HS_RELAX_BUSY_NS means other processes want the cores (a shared login node),
  * where a rank that keeps yielding still runs its full share and the rank it waits for waits
  * for a time slice, while one that sleeps gives the core away and, when it wakes, is run
- * before CPU-bound processes. So the rest of that wait sleeps, as under oversubscription. */
+ * before CPU-bound processes. So the rest of that wait sleeps, as under oversubscription, and
+ * so do the waits of the next HS_RELAX_BUSY_KEEP_NS without a yield first: beside a busy
+ * process that yield costs the process's whole time slice (Linux's EEVDF runs it to its
+ * deadline), milliseconds per wait, a swap's two waits a rank made shm and cma 9x slower
+ * than p2p on Open MPI, whose ranks are bound to a core each (docs/install.md). */
 void hs__relax(unsigned *spins) {
   unsigned s = ++*spins;
   if (s <= HS_RELAX_SPINS) return;
   int sleep = idle_sleep();
-  if (s > HS_RELAX_SLEEPING || (s > HS_RELAX_SPINS + HS_RELAX_YIELDS && sleep == 1)) {
+  int sleeping = s > HS_RELAX_SLEEPING || (s > HS_RELAX_SPINS + HS_RELAX_YIELDS && sleep == 1);
+  if (!sleeping && sleep == -1 && s == HS_RELAX_SPINS + 1) {
+    long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
+    sleeping = seen && now_ns() - seen < HS_RELAX_BUSY_KEEP_NS;
+  }
+  if (sleeping) {
     /* The shortest sleep the kernel allows (~50 us timer slack) lets a rank with work run. */
     struct timespec ts = {0, 1};
     nanosleep(&ts, NULL);
@@ -66,5 +81,9 @@ void hs__relax(unsigned *spins) {
   }
   long long t0 = now_ns();
   sched_yield();
-  if (now_ns() - t0 > HS_RELAX_BUSY_NS) *spins = HS_RELAX_SLEEPING;
+  long long t1 = now_ns();
+  if (t1 - t0 > HS_RELAX_BUSY_NS) {
+    *spins = HS_RELAX_SLEEPING;
+    atomic_store_explicit(&busy_seen, t1, memory_order_relaxed);
+  }
 }

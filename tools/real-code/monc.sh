@@ -7,7 +7,9 @@
 # configuration (--input NAME.mcf, its grid and time kept; --time sets termination_time); both
 # with the IO server and SOCRATES off, reproducible random noise and the checkpoint written to
 # dump.nc. With --bench N, each row also gives MONC's own "timestepping" time, the median of N
-# runs. Needs fcm (FCM=/path/to/fcm/bin/fcm, or Debian's fcm) and what docs/monc.md lists.
+# runs, and then monc_bench times the exchange itself (docs/monc.md, "Communication time per
+# timestep"); --bench-only runs only that. Needs fcm (FCM=/path/to/fcm/bin/fcm, or Debian's
+# fcm) and what docs/monc.md lists.
 
 hs_options monc --input --time
 monc_mcf=$(hs_input '*.mcf')
@@ -139,6 +141,103 @@ monc_run() {
 
 monc_median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
 
+# --bench N: communication time per timestep, the MONC study's measure (Brown et al., CPE 2019,
+# Figs. 6-7), taken with the exclusive exchange timer (tools/real-code/xtimer.c, docs/real-codes.md
+# "The --bench instrument") on the three routines of halo_communication_mod that MONC's
+# components call; the callbacks, copies and local copies they run are inside them.
+monc_xt_spec="initiate_nonblocking_halo_swap __halo_communication_mod_MOD_initiate_nonblocking_halo_swap
+complete_nonblocking_halo_swap __halo_communication_mod_MOD_complete_nonblocking_halo_swap
+blocking_halo_swap __halo_communication_mod_MOD_blocking_halo_swap"
+monc_bench_steps=${HS_MONC_BENCH_STEPS:-10}
+
+# monc_relink DIR MPI HSPREFIX|"" [LINK]: fcm make again in DIR with the link options LINK
+# (the bench instrument) or without; fcm's incremental make reruns only the link.
+monc_relink() {
+  local dir=$1
+  monc_site "$2" "$3" "$dir/fcm-make/hs-site.cfg"
+  [ -z "${4:-}" ] || echo "build.prop{fc.flags-ld} = $4" >>"$dir/fcm-make/hs-site.cfg"
+  (cd "$dir" && LD_RUN_PATH="${3:+$3/lib}" "$(monc_fcm)" make -j 2 -f fcm-make/hs-site.cfg \
+     >relink.log 2>&1) || { echo "monc: relinking in $dir failed ($dir/relink.log)" >&2; return 1; }
+}
+
+# monc_bench_run EXE DIR RANKS MPI [ENV...]: the bench case in DIR: the stratus case with 16 x 16
+# columns per rank (the study's weak-scaling local size; MPI_Dims_create's layout, as MONC's
+# two-dimensional decomposition), monc_bench_steps timesteps, no checkpoint. Prints the
+# timestepping ms.
+monc_bench_run() {
+  local exe=$1 dir=$2 n=$3 mpi=$4 px=1 py
+  shift 4
+  while [ $(((px + 1) * (px + 1))) -le "$n" ]; do px=$((px + 1)); done
+  while [ $((n % px)) -ne 0 ]; do px=$((px - 1)); done
+  py=$((n / px)) # MPI_Dims_create: y (its first dimension) gets the larger count
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  sed -e "s/^x_size=.*/x_size=$((16 * px))/; s/^y_size=.*/y_size=$((16 * py))/" \
+      -e 's/^termination_time=.*/termination_time=1.0e9/' \
+      -e 's/^iobridge_enabled=.*/iobridge_enabled=.false./' \
+      -e 's/^socrates_couple_enabled=.*/socrates_couple_enabled=.false./' \
+      -e 's/^walltime_limit=.*/walltime_limit=00:20:00/' \
+      -e "s|^global_configuration=.*|global_configuration=$HS_CHECK_WORK/own/global_config|" \
+      "$HS_CHECK_SRC/testcases/stratus/mbl_sc.mcf" >"$dir/case.mcf"
+  printf 'enable_io_server=.false.\nl_rand_bit_reproducible=.false.\nnn_timesteps=%s\ncheckpointer_enabled=.false.\n' \
+    "$monc_bench_steps" >>"$dir/case.mcf"
+  (cd "$dir" && env "$@" timeout 900 $(hs_mpiexec "$mpi") -n "$n" "$exe" --config=case.mcf \
+     >run.log 2>&1) || return 1
+  sed -n 's/.*timestepping=\([0-9]*\)ms.*/\1/p' "$dir/run.log" | tail -1
+}
+
+# MONC's own module and the drop-in on each transport of the study (p2p, the three RMA modes)
+# and the on-node ones, HS_BENCH_RANKS (default 2 and 4), --bench N rounds interleaved; then
+# the instrument's tables (exclusive exchange time per timestep; / own = against MONC's own
+# P2P module, as the study reports its RMA modes) and the bytes the drop-in moves.
+monc_bench() {
+  local mpi=$1 w=$HS_CHECK_WORK v n r out t ms flags
+  local ts=${HS_CHECK_TRANSPORTS:-p2p rma-fence rma-pscw rma-passive shm cma}
+  local usable; usable=" $(hs_transports "$mpi") "
+  echo
+  echo "Timing ($mpi, stratus with 16x16 columns per rank, $monc_bench_steps timesteps," \
+       "$HS_CHECK_BENCH interleaved rounds, the exclusive exchange timer in both builds)"
+  flags=$(xt_instrument "$mpi" "$w/own/build/o" "$monc_xt_spec") &&
+    monc_relink "$w/own" "$mpi" "" "$flags" || return 1
+  flags=$(xt_instrument "$mpi" "$w/dropin/build/o" "$monc_xt_spec" "$w/hs-$mpi") &&
+    monc_relink "$w/dropin" "$mpi" "$w/hs-$mpi" "$flags" || return 1
+  xt_same_labels "$w/own/build/o" "$w/dropin/build/o" || return 1
+  rm -rf "$w/xt" "$w/bench"
+  for n in ${HS_BENCH_RANKS:-2 4}; do
+    for r in $(seq "$HS_CHECK_BENCH") bytes; do
+      for v in own $ts; do
+        [ "$v" = own ] || [[ $usable == *" $v "* ]] || continue
+        local exe=$w/dropin/build/bin/monc_driver.exe env=(HALOSWAP_TRANSPORT="$v")
+        [ "$v" = own ] && exe=$w/own/build/bin/monc_driver.exe env=()
+        out=$w/xt/$n/$v/r$r
+        t=(HS_XTIMER_DIR="$out")
+        if [ "$r" = bytes ]; then
+          [ "$v" = p2p ] || continue
+          out=$w/xt/$n/bytes
+          t=(HS_XTIMER_DIR="$out" HS_XTIMER_BYTES=1)
+        fi
+        mkdir -p "$out"
+        printf 'load %s\n' "$(cut -d' ' -f1 /proc/loadavg)" >"$out/meta"
+        if ms=$(monc_bench_run "$exe" "$w/bench/$n-$v" "$n" "$mpi" "${env[@]}" "${t[@]}"); then
+          printf 'steps %s\ncode %s\ncodewhat %s\n' "$monc_bench_steps" \
+            "$(awk -v m="$ms" -v s="$monc_bench_steps" 'BEGIN { print m / s }')" \
+            "MONC's own 'timestepping' ms per step (whole steps)" >>"$out/meta"
+        else
+          rm -rf "$out"
+          if [ "$v" = own ]; then
+            hs_progress "monc bench: MONC's own module stops at $n ranks ($(grep -m1 -i 'error' \
+              "$w/bench/$n-$v/run.log" || true)): no own row at $n ranks"
+          else
+            echo "check-real-code: bench run failed ($v, $n ranks; $w/bench/$n-$v/run.log)" >&2
+          fi
+        fi
+      done
+    done
+  done
+  xt_table "$w/xt"
+  monc_relink "$w/own" "$mpi" "" && monc_relink "$w/dropin" "$mpi" "$w/hs-$mpi"
+}
+
 monc_check() {
   local w=$HS_CHECK_WORK
   mkdir -p "$w"
@@ -159,6 +258,10 @@ monc_check() {
       hs_kept "$v ($mpi)" "$w/$v (rebuild: sh $w/$v/hs-rebuild.sh)"
     done
     [ "$HS_CHECK_MODE" = build ] && continue
+    if [ "$HS_CHECK_BENCH_ONLY" = 1 ]; then
+      monc_bench "$mpi" || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+      continue
+    fi
     for n in ${HS_CHECK_RANKS:-4}; do
       local reps=$((HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1)) t_own=()
       for r in $(seq "$reps"); do
@@ -195,6 +298,7 @@ monc_check() {
         esac
       done
     done
+    if [ "$HS_CHECK_BENCH" -gt 0 ]; then monc_bench "$mpi" || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1)); fi
   done
   [ "$HS_CHECK_KEEP" = 1 ] || { rm -rf "$w/own" "$w/dropin"; HS_CHECK_BUILDS=""; }
   [ "$HS_CHECK_FAILS" -eq 0 ]

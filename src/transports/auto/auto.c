@@ -5,7 +5,8 @@
  * internal trial, datatype builds, first touch), times them interleaved on the real fields in
  * rounds of back-to-back swaps, dropping the clearly slower ones early (see trial()), agrees
  * on the fastest across ranks (per round the slowest rank's mean time per swap; the score is
- * the mean of the faster half of the rounds) and from then on hands every swap to that plan. The
+ * the median of the rounds, re-measured once when the rounds disagree) and from then on hands
+ * every swap to that plan. The
  * caller's fields are saved before the trial and restored after it, so plan creation leaves
  * no trace in them.
  *
@@ -44,7 +45,8 @@ static const hs_option_spec auto_options[] = {
      "order of likely merit until half of it is spent (two at least), scored rounds stop once "
      "all of it is (three at least)"),
     HS_OPTION_INT("rounds", "7", 1, AUTO_MAX_ROUNDS, auto_config, rounds,
-     "scored rounds per candidate (candidates over 1.5x the best stop after 3)"),
+     "scored rounds per candidate (from the 3rd, one whose fastest round is over 1.5x the "
+     "best median stops; as many again when the rounds disagree)"),
     HS_OPTION_INT("swaps", "0", 0, 10000, auto_config, swaps,
      "swaps per round (0: about 10 ms of the fastest candidate, 4 to 50, down to 2 to fit the "
      "budget)"),
@@ -59,7 +61,7 @@ typedef struct {
   char spec[HS_OPT_VAL_LEN];
   hs_plan plan;      /* NULL once skipped or dropped */
   char reason[320];  /* why it was not considered */
-  double score;      /* us per swap: mean of the faster half of the rounds (the choice) */
+  double score;      /* us per swap: the median of the rounds (the choice) */
   double med, min, max; /* us per swap over rounds (max over ranks of the mean) */
   double t[AUTO_MAX_ROUNDS];
   int nrounds;       /* scored rounds it ran (fewer when dropped as clearly slower) */
@@ -68,6 +70,8 @@ typedef struct {
 
 typedef struct {
   int n, chosen, rounds, swaps;
+  int scored;               /* scored rounds run (budget, re-measuring) */
+  int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
   double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
   double t0;                /* hs__wtime() when setup began (the budget counts from it) */
   double budget;            /* seconds; 0: none */
@@ -219,14 +223,14 @@ static double run_round(hs_plan p, auto_cand *c, int swaps) {
   return (hs__wtime() - t0) / swaps;
 }
 
-static double faster_half_mean(const double *v, int n) {
+/* The median of v[0..n-1], and its minimum and maximum (n >= 1). */
+static double median_of(const double *v, int n, double *min, double *max) {
   double s[AUTO_MAX_ROUNDS];
   memcpy(s, v, (size_t)n * sizeof *s);
   qsort(s, (size_t)n, sizeof(double), cmp_double);
-  int half = (n + 1) / 2;
-  double m = 0;
-  for (int r = 0; r < half; r++) m += s[r] / half;
-  return m;
+  if (min) *min = s[0];
+  if (max) *max = s[n - 1];
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
 /* Seconds since setup began, the slowest rank's: the same on every rank. */
@@ -237,19 +241,58 @@ static double elapsed(hs_plan p, const auto_t *t) {
 }
 
 /* The trial (docs/benchmarks.md, "auto"). Every decision is taken from values reduced over
- * the ranks, so it is the same everywhere.
+ * the ranks, so it is the same everywhere. Noise from other processes only ever adds time,
+ * comes in bursts and may hit any round, so no single timing decides anything:
  * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50; fewer, down
  *    to 2, when the warm-up and three scored rounds would not fit in what is left of the
- *    budget): the contenders get enough back-to-back swaps to reach their steady state.
- *    Candidates over 6x the fastest at this (second) swap are dropped at once.
+ *    budget). Candidates over AUTO_HOPELESS_FIRST x the fastest at this (second) swap are
+ *    dropped at once.
  * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps (datatype
- *    builds, first touch of buffers and windows). A candidate more than 4x slower than the
- *    best in a warm-up round is dropped (it cannot win; under load it would dominate).
- * 3. Scored rounds, interleaved with the order rotated; per round the slowest rank's mean.
- *    From the third on, candidates whose score (mean of the faster half of their rounds) is
- *    over 1.5x the best's are dropped; the close ones are measured to the end, or until the
- *    budget (option budget, counted from the start of setup) is spent. */
+ *    builds, first touch of buffers and windows); one over AUTO_HOPELESS x the round's best,
+ *    and at its timed swap over AUTO_HOPELESS x the fastest, is dropped (it cannot win; under
+ *    load it would dominate the trial): two timings apart in time, not one stall.
+ * 3. Scored rounds, interleaved with the order rotated, so that a burst of load falls on
+ *    neighbours in time alike; per round the slowest rank's mean. From the third on, a
+ *    candidate whose fastest round is over AUTO_DROP x the leader's median round (the lowest
+ *    median) stops: even its least disturbed round loses.
+ * 4. After `rounds` scored rounds the leader must have beaten the runner-up (the next median)
+ *    in AUTO_AGREE of the rounds, paired round by round; if not, the rounds disagree and the
+ *    candidates left run `rounds` more, once. Scored rounds stop when the budget (counted from
+ *    the start of setup) is spent, three at least.
+ * The choice: the lowest median over the scored rounds. */
 #define AUTO_WARM 4
+#define AUTO_HOPELESS_FIRST 20.0
+#define AUTO_HOPELESS 8.0
+#define AUTO_DROP 1.5
+#define AUTO_AGREE (2.0 / 3.0)
+
+/* The alive candidate with the lowest median over the `scored` rounds, and the runner-up
+ * (-1 if none); each candidate's score set to its median. */
+static int leaders(auto_t *t, const int *alive, int scored, int *second) {
+  int best = -1;
+  *second = -1;
+  for (int i = 0; i < t->n; i++) {
+    if (!alive[i]) continue;
+    t->c[i].score = median_of(t->c[i].t, scored, &t->c[i].min, &t->c[i].max);
+    if (best < 0 || t->c[i].score < t->c[best].score) {
+      *second = best;
+      best = i;
+    } else if (*second < 0 || t->c[i].score < t->c[*second].score) {
+      *second = i;
+    }
+  }
+  return best;
+}
+
+/* Whether the rounds disagree: the leader beat the runner-up in fewer than AUTO_AGREE of
+ * them. */
+static int disagree(const auto_t *t, int best, int second, int scored) {
+  if (best < 0 || second < 0) return 0;
+  int wins = 0;
+  for (int r = 0; r < scored; r++) wins += t->c[best].t[r] < t->c[second].t[r];
+  return wins < AUTO_AGREE * scored;
+}
+
 static int trial(hs_plan p, auto_t *t) {
   /* One usable candidate: nothing to choose, so nothing to time (under load its rounds
    * would take the whole budget). Which candidates made it is the same on every rank. */
@@ -272,12 +315,11 @@ static int trial(hs_plan p, auto_t *t) {
   double fastest = 0;
   for (int i = 0; i < t->n; i++)
     if (t->c[i].plan && (fastest == 0 || firstmax[i] < fastest)) fastest = firstmax[i];
-  /* Over 6x the fastest already at its second swap: it cannot win; skip its warm-up. */
   int alive[AUTO_MAX_CAND];
   double sum = 0; /* seconds for one swap of every candidate left */
   for (int i = 0; i < t->n; i++) {
     alive[i] = t->c[i].plan != NULL;
-    if (alive[i] && firstmax[i] > 6 * fastest) {
+    if (alive[i] && firstmax[i] > AUTO_HOPELESS_FIRST * fastest) {
       alive[i] = 0;
       t->c[i].dropped = firstmax[i] * 1e6;
     }
@@ -299,9 +341,16 @@ static int trial(hs_plan p, auto_t *t) {
   int warm = (AUTO_WARM + swaps - 1) / swaps;
   /* One more entry: seconds since setup began (the slowest rank's, the same everywhere). */
   double local[AUTO_MAX_CAND + 1], global[AUTO_MAX_CAND + 1];
-  int scored = 0;
+  int scored = 0, planned = t->rounds, best = -1, second = -1;
   double spent = elapsed(p, t);
-  for (int r = 0; r < warm + t->rounds; r++) {
+  for (int r = 0;; r++) {
+    if (scored >= planned) {
+      if (t->remeasured || !disagree(t, best, second, scored) ||
+          scored + t->rounds > AUTO_MAX_ROUNDS || (t->budget > 0 && spent > t->budget))
+        break;
+      t->remeasured = 1; /* once: `rounds` more of the candidates left */
+      planned += t->rounds;
+    }
     if (scored >= 3 && t->budget > 0 && spent > t->budget) break;
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
@@ -311,12 +360,13 @@ static int trial(hs_plan p, auto_t *t) {
     local[t->n] = hs__wtime() - t->t0;
     MPI_Allreduce(local, global, t->n + 1, MPI_DOUBLE, MPI_MAX, p->comm);
     spent = global[t->n];
-    double bestr = 0;
-    for (int i = 0; i < t->n; i++)
-      if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
     if (r < warm) {
+      double bestr = 0;
       for (int i = 0; i < t->n; i++)
-        if (alive[i] && global[i] > 4 * bestr) {
+        if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
+      for (int i = 0; i < t->n; i++)
+        if (alive[i] && global[i] > AUTO_HOPELESS * bestr &&
+            firstmax[i] > AUTO_HOPELESS * fastest) {
           alive[i] = 0;
           t->c[i].dropped = global[i] * 1e6;
         }
@@ -325,34 +375,22 @@ static int trial(hs_plan p, auto_t *t) {
     for (int i = 0; i < t->n; i++)
       if (alive[i]) t->c[i].t[scored] = global[i] * 1e6;
     scored++;
-    double bs = 0;
+    best = leaders(t, alive, scored, &second);
+    if (scored < 3) continue;
     for (int i = 0; i < t->n; i++)
-      if (alive[i]) {
-        t->c[i].score = faster_half_mean(t->c[i].t, scored);
-        if (bs == 0 || t->c[i].score < bs) bs = t->c[i].score;
+      if (alive[i] && i != best && t->c[i].min > AUTO_DROP * t->c[best].score) {
+        alive[i] = 0;
+        t->c[i].nrounds = scored;
       }
-    if (scored >= 3)
-      for (int i = 0; i < t->n; i++)
-        if (alive[i] && t->c[i].score > 1.5 * bs) {
-          alive[i] = 0;
-          t->c[i].nrounds = scored;
-        }
+    best = leaders(t, alive, scored, &second);
   }
-  int best = -1;
+  t->scored = scored;
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];
     if (!c->plan) continue;
     if (!c->nrounds) c->nrounds = c->dropped > 0 ? 0 : scored;
     if (c->nrounds == 0) continue;
-    double s[AUTO_MAX_ROUNDS];
-    memcpy(s, c->t, (size_t)c->nrounds * sizeof *s);
-    qsort(s, (size_t)c->nrounds, sizeof(double), cmp_double);
-    c->min = s[0];
-    c->max = s[c->nrounds - 1];
-    c->med = c->nrounds % 2 ? s[c->nrounds / 2]
-                            : 0.5 * (s[c->nrounds / 2 - 1] + s[c->nrounds / 2]);
-    c->score = faster_half_mean(c->t, c->nrounds);
-    if (alive[i] && (best < 0 || c->score < t->c[best].score)) best = i;
+    c->score = c->med = median_of(c->t, c->nrounds, &c->min, &c->max);
   }
   return best;
 }
@@ -499,45 +537,46 @@ static void auto_describe(hs_plan p, char *buf, size_t len) {
                 t->c[t->chosen].spec);
   else
     hs__appendf(buf, len, &n,
-                "; auto chose %s (us per swap, faster-half mean / median [min-max] of %d rounds "
-                "x %d swaps:",
-                t->c[t->chosen].spec, t->rounds, t->swaps);
+                "; auto chose %s (us per swap, median [min-max] of %d rounds x %d swaps%s:",
+                t->c[t->chosen].spec, t->scored, t->swaps,
+                t->remeasured ? ", re-measured: the first rounds disagreed" : "");
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
       hs__appendf(buf, len, &n, "%s %s skipped: %s", i ? ";" : "", c->spec, c->reason);
     else if (c->dropped > 0)
-      hs__appendf(buf, len, &n, "%s %s dropped in warm-up at %.1f", i ? ";" : "", c->spec,
+      hs__appendf(buf, len, &n, "%s %s dropped before scoring at %.1f", i ? ";" : "", c->spec,
                   c->dropped);
     else if (t->rounds == 0)
       hs__appendf(buf, len, &n, "%s %s checked", i ? ";" : "", c->spec);
     else
-      hs__appendf(buf, len, &n, "%s %s %.1f / %.1f [%.1f-%.1f] (%d rounds)", i ? ";" : "",
-                  c->spec, c->score, c->med, c->min, c->max, c->nrounds);
+      hs__appendf(buf, len, &n, "%s %s %.1f [%.1f-%.1f] (%d rounds)", i ? ";" : "", c->spec,
+                  c->med, c->min, c->max, c->nrounds);
   }
   hs__appendf(buf, len, &n, ")");
 }
 
 static void print_report(hs_plan p, FILE *out) {
   auto_t *t = p->impl;
-  fprintf(out, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d swaps; per round "
-               "the slowest rank's mean; score = mean of the faster half of the rounds; plans "
+  fprintf(out, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d swaps%s; per "
+               "round the slowest rank's mean; score = the median of the rounds; plans "
                "%.3f s (made and checked), trial %.3f s, budget %.3f s)\n",
-          p->size, p->nfields, t->c[t->chosen].spec, t->rounds, t->swaps, t->create_s,
+          p->size, p->nfields, t->c[t->chosen].spec, t->scored, t->swaps,
+          t->remeasured ? ", re-measured: the first rounds disagreed" : "", t->create_s,
           t->trial_s, t->budget);
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
     if (c->reason[0])
       fprintf(out, "  %-22s skipped: %s\n", c->spec, c->reason);
     else if (c->dropped > 0)
-      fprintf(out, "  %-22s dropped in warm-up: %.1f us/swap (over 4x the best)\n", c->spec,
-              c->dropped);
+      fprintf(out, "  %-22s dropped before the scored rounds: %.1f us/swap (hopeless)\n",
+              c->spec, c->dropped);
     else if (t->rounds == 0)
       fprintf(out, "  %-22s the only usable candidate: checked, not timed  <- chosen\n",
               c->spec);
     else
-      fprintf(out, "  %-22s score %10.1f us/swap, median %.1f [%.1f - %.1f] over %d rounds%s\n",
-              c->spec, c->score, c->med, c->min, c->max, c->nrounds,
+      fprintf(out, "  %-22s median %10.1f us/swap [%.1f - %.1f] over %d rounds%s\n",
+              c->spec, c->med, c->min, c->max, c->nrounds,
               i == t->chosen ? "  <- chosen" : "");
   }
   fflush(out);

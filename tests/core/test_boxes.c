@@ -83,13 +83,8 @@ static long run(const char *spec, int nd, int gap, int star, const int per[2], i
   hs_field f = hs_field_array(HS_FLOAT64, a, HS_LAYOUT_ZFAST, H);
   f.halo[2] = hz;
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.depth[0] = pd.depth[1] = D;
-  pd.depth[2] = nd == 3 ? D : 0;
-  pd.stencil = star ? HS_STENCIL_STAR : HS_STENCIL_BOX;
-  pd.nfields = 1;
-  pd.fields = &f;
-  pd.transport_name = spec;
+  const int depth[3] = {D, D, nd == 3 ? D : 0};
+  test_plan_desc(&pd, depth, star ? HS_STENCIL_STAR : HS_STENCIL_BOX, 1, &f, spec);
   hs_plan p;
   long bad = 0;
   if (hs_plan_create(d, &pd, &p) != HS_OK) {
@@ -185,10 +180,7 @@ static int errors(void) {
   double *a = malloc(sizeof(double) * (size_t)(hi[0] - lo[0] + 2 * H) * (size_t)(hi[1] - lo[1] + 2 * H));
   hs_field f = hs_field_array(HS_FLOAT64, a, HS_LAYOUT_ZFAST, H);
   hs_plan_desc pd;
-  hs_plan_desc_init(&pd);
-  pd.nfields = 1;
-  pd.fields = &f;
-  pd.transport_name = "p2p:staged=1";
+  test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 1, &f, "p2p:staged=1");
   hs_plan p = NULL;
   bad += expect(hs_plan_create(d, &pd, &p), HS_ERR_ARG, "staged=1", "staged refused");
   pd.transport_name = "p2p";

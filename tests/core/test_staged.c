@@ -210,10 +210,7 @@ int main(int argc, char **argv) {
                            (size_t)(hs_decomp_local_extent(d, 1) + 2) * 2, sizeof *x);
     hs_field f = hs_field_array(HS_FLOAT64, x, HS_LAYOUT_ZFAST, 1);
     hs_plan_desc pd;
-    hs_plan_desc_init(&pd);
-    pd.nfields = 1;
-    pd.fields = &f;
-    pd.transport_name = "auto:staged=1";
+    test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 1, &f, "auto:staged=1");
     hs_plan p = NULL;
     int rc = hs_plan_create(d, &pd, &p);
     CHECK(rc == HS_ERR_UNAVAILABLE && strstr(hs_error_message(), "candidates=[p2p:staged=1"),

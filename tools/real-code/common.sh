@@ -200,7 +200,7 @@ hs_list_build() {
 # hs_list_haloswap MPI: haloswap's own build for MPI (hs_build_dir; the check skips it when an
 # earlier check built build/MPI: --list counts it either way).
 hs_list_haloswap() {
-  hs_list_build "haloswap's libraries (build/$1, unless built)" 60
+  hs_list_build "haloswap's libraries ($1, unless built)" 60
 }
 hs_list_runs() {
   local k=0 n

@@ -5,8 +5,7 @@
 # hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
 # configured as `make build-<mpi>` configures it). The check builds only what it uses or
 # installs (the libraries, hs_info, MPICH's idle-yield shim, the parcel-cluster app; `make
-# build-<mpi>` adds the tests, several times as long), once: an interrupted build is
-# completed. Prints its path.
+# build-<mpi>` adds the tests), once: an interrupted build is completed. Prints its path.
 HS_BUILD_TARGETS="haloswap haloswap_ra haloswap_f haloswap_ra_f hs_info hs_idle_yield parcel-cluster"
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1 log=$HS_CHECK_ROOT/build/$1.log t0 targets

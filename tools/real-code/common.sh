@@ -3,10 +3,10 @@
 # library, list the transports to try, and print the one table format every code shares.
 
 # hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
-# configured as `make build-<mpi>` configures it). The check builds only what it uses (the
-# libraries, hs_info, MPICH's idle-yield shim; `make build-<mpi>` adds the tests, several times
-# as long), once: an interrupted build is completed. Prints its path.
-HS_BUILD_TARGETS="haloswap haloswap_ra haloswap_f haloswap_ra_f hs_info hs_idle_yield"
+# configured as `make build-<mpi>` configures it). The check builds only what it uses or
+# installs (the libraries, hs_info, MPICH's idle-yield shim, the parcel-cluster app; `make
+# build-<mpi>` adds the tests), once: an interrupted build is completed. Prints its path.
+HS_BUILD_TARGETS="haloswap haloswap_ra haloswap_f haloswap_ra_f hs_info hs_idle_yield parcel-cluster"
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1 log=$HS_CHECK_ROOT/build/$1.log t0 targets
   if [ ! -f "$dir/.hs-check-built" ]; then
@@ -15,7 +15,7 @@ hs_build_dir() {
     mkdir -p "$HS_CHECK_ROOT/build"
     # the targets this configuration has (the Fortran ones only with Fortran)
     { make -C "$HS_CHECK_ROOT" "build/$mpi/CMakeCache.txt" &&
-      targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([a-z_]*\).*/\1/p' |
+      targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([a-z_-]*\).*/\1/p' |
                 grep -xF "$(tr ' ' '\n' <<<"$HS_BUILD_TARGETS")") &&
       # shellcheck disable=SC2086
       cmake --build "$dir" -j 2 --target $targets; } >"$log" 2>&1 || {
@@ -200,7 +200,7 @@ hs_list_build() {
 # hs_list_haloswap MPI: haloswap's own build for MPI (hs_build_dir; the check skips it when an
 # earlier check built build/MPI: --list counts it either way).
 hs_list_haloswap() {
-  hs_list_build "haloswap's libraries (build/$1, unless built)" 60
+  hs_list_build "haloswap's libraries ($1, unless built)" 60
 }
 hs_list_runs() {
   local k=0 n

@@ -88,9 +88,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # run gets the same setting, so upstream's rma is timed under it too.
 export OMPI_MCA_osc=^rdma
 pc_dropin=$HS_CHECK_ROOT/fortran/parcel-clustering
-rm -rf "$HS_CHECK_WORK"
+# A kept scratch directory (--keep) is reused: its copies of the checkout while the checkout's
+# files are the same (pc_src_stamp), each build while its inputs are (pc_build_stamp); the
+# runs are always redone.
+pc_src_stamp=$(cd "$HS_CHECK_SRC" && tar --exclude=.git --sort=name --mtime=@0 --owner=0 \
+  --group=0 --numeric-owner -cf - . | sha1sum | cut -c1-16)
 mkdir -p "$HS_CHECK_WORK"
-cp -a "$HS_CHECK_SRC" "$HS_CHECK_WORK/src-upstream"
+rm -rf "$HS_CHECK_WORK"/run-* "$HS_CHECK_WORK/bench"
+if [ "$(cat "$HS_CHECK_WORK/src.stamp" 2>/dev/null)" != "$pc_src_stamp" ]; then
+  rm -rf "$HS_CHECK_WORK"/src-* "$HS_CHECK_WORK"/build-* "$HS_CHECK_WORK/src.stamp"
+  cp -a "$HS_CHECK_SRC" "$HS_CHECK_WORK/src-upstream"
+fi
 (cd "$HS_CHECK_WORK/src-upstream" && git rev-parse HEAD 2>/dev/null) > "$HS_CHECK_WORK/commit" || true
 hs_progress "parcel-clustering at $(cat "$HS_CHECK_WORK/commit" 2>/dev/null || echo '(not a git checkout)')"
 if [ ! -x "$HS_CHECK_WORK/src-upstream/configure" ]; then
@@ -100,9 +108,21 @@ if [ ! -x "$HS_CHECK_WORK/src-upstream/configure" ]; then
     pc_fail "autoreconf failed: $HS_CHECK_WORK/bootstrap.log"
   hs_progress "upstream's configure: made in $(hs_since "$t0") s"
 fi
-cp -a "$HS_CHECK_WORK/src-upstream" "$HS_CHECK_WORK/src-haloswap"
+if [ ! -f "$HS_CHECK_WORK/src.stamp" ]; then
+  cp -a "$HS_CHECK_WORK/src-upstream" "$HS_CHECK_WORK/src-haloswap"
+  echo "$pc_src_stamp" > "$HS_CHECK_WORK/src.stamp"
+fi
 cp "$pc_dropin/parcel_nearest_haloswap_graph.f90" "$pc_dropin/parcel_nearest_p2p_graph.f90" \
    "$HS_CHECK_WORK/src-haloswap/src/parcels/"
+
+# pc_build_stamp MPI VARIANT: what a build depends on (the checkout, the netCDF, and for
+# haloswap's the drop-ins and haloswap's installed libraries and modules).
+pc_build_stamp() {
+  { echo "$pc_src_stamp $1 $2 $pc_nc_c $pc_nc_f"
+    [ "$2" = upstream ] || cat "$pc_dropin"/* "$HS_CHECK_WORK/haloswap-$1"/lib/lib* \
+      "$HS_CHECK_WORK/haloswap-$1"/include/*
+  } 2>/dev/null | sha1sum | cut -c1-16
+}
 
 # pc_netcdf MPI: sets pc_nc_c, pc_nc_f and pc_parallel (1 if that netCDF writes in parallel
 # with this MPI library).
@@ -176,15 +196,22 @@ for m in $HS_CHECK_MPIS; do
   backends=$(pc_backends "$m")
   built=1
   for v in upstream haloswap; do
-    t0=$(date +%s.%N)
-    hs_progress "$v ($m): building in $HS_CHECK_WORK/build-$v-$m"
-    if ! pc_build "$m" "$v"; then
-      echo "build of $v with $m failed: see $HS_CHECK_WORK/build-$v-$m/{configure,make}.log" >&2
-      built=0
+    t0=$(date +%s.%N) b=$HS_CHECK_WORK/build-$v-$m
+    if [ "$(cat "$b/.hs-stamp" 2>/dev/null)" = "$(pc_build_stamp "$m" "$v")" ] &&
+       [ -x "$b/src/benchmark_verify" ]; then
+      hs_progress "$v ($m): unchanged, kept ($b)"
     else
+      hs_progress "$v ($m): building in $b"
+      rm -rf "$b"
+      if ! pc_build "$m" "$v"; then
+        echo "build of $v with $m failed: see $b/{configure,make}.log" >&2
+        built=0
+        continue
+      fi
+      pc_build_stamp "$m" "$v" > "$b/.hs-stamp"
       hs_progress "$v ($m): built in $(hs_since "$t0") s"
-      hs_kept "$v ($m)" "$HS_CHECK_WORK/build-$v-$m (rebuild: make -C $HS_CHECK_WORK/build-$v-$m)"
     fi
+    hs_kept "$v ($m)" "$b (rebuild: make -C $b)"
   done
   up=$HS_CHECK_WORK/build-upstream-$m/src hs=$HS_CHECK_WORK/build-haloswap-$m/src
   grid=(--nx "${pc_grid[0]}" --ny "${pc_grid[1]}" --nz "${pc_grid[2]}")
@@ -238,8 +265,12 @@ for m in $HS_CHECK_MPIS; do
           ln -sf ../initial_0000000001_parcels.nc "$dir/"
         done
         ref=$d/np$n-upstream-p2p/parallel_final_0000000001_parcels.nc
-        [ -f "$ref" ] || pc_run "$m" "$n" "$d/np$n-upstream-p2p" -- "$up/benchmark_verify" \
-            "${grid[@]}" --comm-type p2p || true
+        if [ ! -f "$ref" ]; then
+          t1=$(date +%s.%N)
+          pc_run "$m" "$n" "$d/np$n-upstream-p2p" -- "$up/benchmark_verify" "${grid[@]}" \
+            --comm-type p2p || true
+          hs_progress "$(basename "$d"), $n ranks, upstream p2p, $m: ran (run $(hs_since "$t1") s)"
+        fi
         rm -f "$d/np$n-$b"/parallel_final_*
         pc_run "$m" "$n" "$d/np$n-$b" HALOSWAP_RA_BACKEND=$b -- "$hs/benchmark_verify" \
             "${grid[@]}" || true

@@ -34,13 +34,14 @@ echo "cartex: $PB_SRC at $(pb_commit "$PB_SRC"); hwcart $(pb_commit "$PB_HWCART"
 mkdir -p "$PB_WORK"
 src=$PB_WORK/src
 pb_scratch "$src"
-cp -r "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
+cp -rp "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
 pb_edit cartex/src/runtime/haloswap_comm/ "added: our runtime (tools/peer-bench/cartex/haloswap_comm)"
 if [ -n "$ghex_src" ]; then
-  cp "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
+  cp -p "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
   pb_edit cartex/src/runtime/ghex_comm/CMakeLists.txt "replaced by tools/peer-bench/cartex/ghex_comm.cmake:" \
     "GHEX 0.9.0 from ${ghex_src%/} (make bench's) instead of fetching boeschf/GHEX from GitHub"
   sed -i 's/(m_context, m_node_local)/(m_context)/' "$src/cartex/src/runtime/ghex_comm/runtime.cpp"
+  pb_keep_time cartex/src/runtime/ghex_comm/runtime.cpp
   pb_edit cartex/src/runtime/ghex_comm/runtime.cpp "bulk_communication_object(m_context, m_node_local)" \
     "-> (m_context): GHEX 0.9.0's constructor takes the context only (--node-local unused)"
 else

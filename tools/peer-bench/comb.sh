@@ -19,6 +19,7 @@ if [ "$PB_LIST" = 1 ]; then
   echo "baselines, and haloswap (one plan per transport) in the same launch"
   echo "MPI libraries: $PB_MPIS; 2 processes, -divide 2_1_1, $((2 * cb_side))_${cb_side}_${cb_side}, -periodic 1_1_1, -cycles $cb_cycles"
   echo "ghost widths: $cb_ghosts; variables: $cb_vars; $PB_LAUNCHES launch rounds"
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
   exit 0
 fi
 [ -f "$PB_SRC/src/comb.cpp" ] || die "CHECKOUT '$PB_SRC' holds no src/comb.cpp (a checkout of LLNL/Comb?)"

@@ -57,9 +57,10 @@ for block in re.findall(r"```sh\n(.*?)```", section, re.S):
         if not line.startswith("tools/check-peer-bench "):
             continue
         args = shlex.split(line.split("#")[0])
-        args = [a for a in args if not a.startswith(("/", "~", "$"))]  # checkouts: --list reads none
-        args = [a for i, a in enumerate(args) if not (i and args[i - 1] in ("--hwcart", "--blt"))]
-        args = [x for x in args if x not in ("--hwcart", "--blt")]
+        # checkouts and directories: --list reads none
+        paths = ("--hwcart", "--blt", "--work", "--build")
+        args = [a for i, a in enumerate(args) if a not in paths and not (i and args[i - 1] in paths)]
+        args = [a for a in args if not a.startswith(("/", "~", "$"))]
         rc, o, e = run([os.path.join(src, args[0])] + args[1:] + ["--list"])
         expect(rc == 0, f"documented command `{line}` with --list: exit {rc}, {e.strip()}")
 

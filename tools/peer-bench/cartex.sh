@@ -17,12 +17,9 @@ cx_transports() { hs_transports "$1" | tr ' ' '\n' | grep -v -E '^(rma-|shmem$)'
 
 if [ "$PB_LIST" = 1 ]; then
   echo "cartex: runtimes mpi_comm (and its --MPI-datatypes), ghex_comm (GHEX 0.9.0), haloswap_comm"
-  echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid, --domain $cx_L^3, --nrep $cx_reps, --check"
+  echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid (MPICH: --MPICart $cx_ranks 1 1), --domain $cx_L^3, --nrep $cx_reps, --check"
   echo "halo widths: $cx_halos; fields: $cx_fields; $PB_LAUNCHES launch rounds, order rotated"
-  for m in $PB_MPIS; do
-    [ -x "$PB_BUILD/$m/tools/hs_info/hs_info" ] &&
-      echo "haloswap transports ($m): $(cx_transports "$m")"
-  done
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
   exit 0
 fi
 [ -f "$PB_SRC/cartex/CMakeLists.txt" ] ||
@@ -34,13 +31,14 @@ echo "cartex: $PB_SRC at $(pb_commit "$PB_SRC"); hwcart $(pb_commit "$PB_HWCART"
 mkdir -p "$PB_WORK"
 src=$PB_WORK/src
 pb_scratch "$src"
-cp -r "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
+cp -rp "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
 pb_edit cartex/src/runtime/haloswap_comm/ "added: our runtime (tools/peer-bench/cartex/haloswap_comm)"
 if [ -n "$ghex_src" ]; then
-  cp "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
+  cp -p "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
   pb_edit cartex/src/runtime/ghex_comm/CMakeLists.txt "replaced by tools/peer-bench/cartex/ghex_comm.cmake:" \
     "GHEX 0.9.0 from ${ghex_src%/} (make bench's) instead of fetching boeschf/GHEX from GitHub"
   sed -i 's/(m_context, m_node_local)/(m_context)/' "$src/cartex/src/runtime/ghex_comm/runtime.cpp"
+  pb_keep_time cartex/src/runtime/ghex_comm/runtime.cpp
   pb_edit cartex/src/runtime/ghex_comm/runtime.cpp "bulk_communication_object(m_context, m_node_local)" \
     "-> (m_context): GHEX 0.9.0's constructor takes the context only (--node-local unused)"
 else
@@ -84,6 +82,10 @@ for mpi in $PB_MPIS; do
     esac
   done
   read -r -a vs <<<"$variants"
+  # hwcart's node level fails under MPICH here ("wrong topology on level 0: expected 2 nodes on
+  # this level, instead found 1"): cartex's other decomposition, its MPI Cartesian grid
+  grid=$cx_grid
+  [ "$mpi" = openmpi ] || grid="--MPICart $cx_ranks 1 1"
   run_env=$(hs_run_env "$mpi")
   [ -z "$run_env" ] || echo "cartex ($mpi): every launch (every runtime) with $run_env"
   echo "cartex ($mpi): $(uptime)"
@@ -105,7 +107,7 @@ for mpi in $PB_MPIS; do
           # shellcheck disable=SC2086
           if env $run_env $tenv timeout 300 $(hs_mpiexec "$mpi") -n $cx_ranks \
               "$PB_WORK/$mpi/$rt/cartex/src/bin/benchmark" --domain $cx_L $cx_L $cx_L \
-              --nrep "$cx_reps" --nfields "$nf" --halo "$h" --check $cx_grid $extra \
+              --nrep "$cx_reps" --nfields "$nf" --halo "$h" --check $grid $extra \
               >"$log" 2>&1 && ! grep -q 'check failed' "$log"; then
             sec=$(awk '/^median \(s\)/ { print $3 }' "$log")
           else

@@ -13,6 +13,10 @@ import statistics
 import sys
 
 
+def fmt(x):
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def pick(term, med):
     if term.startswith("best:"):
         cands = [(t, v) for v, t in med.items() if v.startswith(term[5:])]
@@ -52,7 +56,7 @@ def main():
                 t = times.get((mpi, c, v))
                 if t:
                     med[v] = statistics.median(t)
-                    cells.append(f"{med[v]:.4g} ({min(t):.3g}-{max(t):.3g})")
+                    cells.append(f"{fmt(med[v])} ({fmt(min(t))}-{fmt(max(t))})")
                 else:
                     cells.append("failed")
             for _, expr in ratios:

@@ -4,8 +4,9 @@
  * widths, periodicity), its variables in its host allocator's memory, and its timer phases:
  * post-send = hs_swap_start, wait-recv = hs_swap_complete; post-recv and wait-send have
  * nothing to do and are timed as Comb times them. One plan per transport named in
- * HALOSWAP_TRANSPORTS (space-separated, e.g. "p2p shm cma"); HALOSWAP_COMB_ALLOC=hs puts the
- * variables in hs_alloc memory instead (shm's one-copy path). */
+ * HALOSWAP_TRANSPORTS (space-separated, e.g. "p2p shm cma"), for each memory named in
+ * HALOSWAP_COMB_ALLOC ("malloc", as Comb's host allocator, and/or "hs": hs_alloc memory, shm's
+ * one-copy path). */
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -53,12 +54,65 @@ static long hs_check(MeshInfo& info, std::vector<DataT*>& vars, hs_plan plan)
   return bad;
 }
 
+/* One transport: create, check, then Comb's cycles with Comb's phases and kernels. */
+static void hs_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& vars,
+                     std::vector<hs_field>& fields, const std::string& name, bool hs_mem,
+                     hs_decomp decomp, IdxT ncycles, Timer& tm, Timer& tm_total)
+{
+  hs_plan_desc desc;
+  hs_plan_desc_init(&desc);
+  for (int a = 0; a < 3; ++a) desc.depth[a] = info.ghost_widths[a];
+  desc.stencil = HS_STENCIL_BOX; /* Comb exchanges faces, edges and corners */
+  desc.nfields = (int)vars.size();
+  desc.fields = fields.data();
+  desc.transport_name = name.c_str();
+  hs_plan plan;
+  hs_ok(hs_plan_create(decomp, &desc, &plan), "hs_plan_create");
+  fgprintf(FileGroup::all, "Starting test Comm haloswap-%s%s Mesh seq Host Buffers none\n",
+           name.c_str(), hs_mem ? "+hs_alloc" : "");
+  long bad = hs_check(info, vars, plan);
+  fgprintf(FileGroup::all, "haloswap-%s (%s) check: %ld wrong ghost zones\n", name.c_str(),
+           hs_plan_selected_transport(plan), bad);
+  if (bad) MPI_Abort(MPI_COMM_WORLD, 1);
+  CPUContext tm_con;
+  tm.clear();
+  tm_total.clear();
+  MPI_Barrier(comminfo.cart.comm);
+  tm_total.start(tm_con, "bench-comm");
+  for (IdxT cycle = 0; cycle < ncycles; ++cycle) {
+    tm.start(tm_con, "pre-comm");
+    for (auto p : vars)
+      for (IdxT k = info.min[2]; k < info.max[2]; ++k)
+        for (IdxT j = info.min[1]; j < info.max[1]; ++j)
+          for (IdxT i = info.min[0]; i < info.max[0]; ++i)
+            p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-recv");
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-send");
+    hs_ok(hs_swap_start(plan, (void* const*)vars.data()), "hs_swap_start");
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-recv");
+    hs_ok(hs_swap_complete(plan, (void* const*)vars.data()), "hs_swap_complete");
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-send");
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-comm");
+    for (auto p : vars)
+      for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
+    tm.stop(tm_con);
+  }
+  MPI_Barrier(comminfo.cart.comm);
+  tm_total.stop(tm_con);
+  print_timers(comminfo, tm, tm_total);
+  hs_plan_free(&plan);
+}
+
 void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, IdxT ncycles,
                           Timer& tm, Timer& tm_total)
 {
   const char* list = getenv("HALOSWAP_TRANSPORTS");
-  const char* alloc_env = getenv("HALOSWAP_COMB_ALLOC");
-  const bool hs_mem = alloc_env && std::string(alloc_env) == "hs";
+  const char* memories = getenv("HALOSWAP_COMB_ALLOC");
   int global[3], periodic[3], lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
     global[a] = info.global.sizes[a];
@@ -69,71 +123,29 @@ void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, Idx
   hs_decomp decomp;
   hs_ok(hs_decomp_create_boxes(comminfo.cart.comm, 3, global, periodic, lo, hi, &decomp),
         "hs_decomp_create_boxes");
-  std::vector<DataT*> vars(num_vars);
-  for (auto& p : vars) {
-    void* q = nullptr;
-    if (hs_mem) hs_ok(hs_alloc(decomp, info.totallen * sizeof(DataT), &q), "hs_alloc");
-    else q = malloc(info.totallen * sizeof(DataT)); /* Comb's host allocator is malloc */
-    p = static_cast<DataT*>(q);
-  }
-  std::vector<hs_field> fields;
-  for (auto p : vars) {
-    hs_field f = hs_field_array(HS_FLOAT64, p, HS_LAYOUT_XFAST, 0);
-    for (int a = 0; a < 3; ++a) f.halo[a] = info.ghost_widths[a];
-    fields.push_back(f);
-  }
-  std::istringstream names(list ? list : "p2p");
-  for (std::string name; names >> name;) {
-    hs_plan_desc desc;
-    hs_plan_desc_init(&desc);
-    for (int a = 0; a < 3; ++a) desc.depth[a] = info.ghost_widths[a];
-    desc.stencil = HS_STENCIL_BOX; /* Comb exchanges faces, edges and corners */
-    desc.nfields = num_vars;
-    desc.fields = fields.data();
-    desc.transport_name = name.c_str();
-    hs_plan plan;
-    hs_ok(hs_plan_create(decomp, &desc, &plan), "hs_plan_create");
-    fgprintf(FileGroup::all, "Starting test Comm haloswap-%s Mesh seq %s Buffers none\n",
-             hs_plan_selected_transport(plan), hs_mem ? "hs_alloc" : "Host");
-    long bad = hs_check(info, vars, plan);
-    fgprintf(FileGroup::all, "haloswap-%s check: %ld wrong ghost zones\n", name.c_str(), bad);
-    if (bad) MPI_Abort(MPI_COMM_WORLD, 1);
-    CPUContext tm_con;
-    tm.clear();
-    tm_total.clear();
-    MPI_Barrier(comminfo.cart.comm);
-    tm_total.start(tm_con, "bench-comm");
-    for (IdxT cycle = 0; cycle < ncycles; ++cycle) { /* Comb's phases, Comb's kernels */
-      tm.start(tm_con, "pre-comm");
-      for (auto p : vars)
-        for (IdxT k = info.min[2]; k < info.max[2]; ++k)
-          for (IdxT j = info.min[1]; j < info.max[1]; ++j)
-            for (IdxT i = info.min[0]; i < info.max[0]; ++i)
-              p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
-      tm.stop(tm_con);
-      tm.start(tm_con, "post-recv");
-      tm.stop(tm_con);
-      tm.start(tm_con, "post-send");
-      hs_ok(hs_swap_start(plan, (void* const*)vars.data()), "hs_swap_start");
-      tm.stop(tm_con);
-      tm.start(tm_con, "wait-recv");
-      hs_ok(hs_swap_complete(plan, (void* const*)vars.data()), "hs_swap_complete");
-      tm.stop(tm_con);
-      tm.start(tm_con, "wait-send");
-      tm.stop(tm_con);
-      tm.start(tm_con, "post-comm");
-      for (auto p : vars)
-        for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
-      tm.stop(tm_con);
+  std::istringstream mems(memories ? memories : "malloc");
+  for (std::string mem; mems >> mem;) {
+    const bool hs_mem = mem == "hs";
+    std::vector<DataT*> vars(num_vars);
+    for (auto& p : vars) {
+      void* q = nullptr;
+      if (hs_mem) hs_ok(hs_alloc(decomp, info.totallen * sizeof(DataT), &q), "hs_alloc");
+      else q = malloc(info.totallen * sizeof(DataT)); /* Comb's host allocator is malloc */
+      p = static_cast<DataT*>(q);
     }
-    MPI_Barrier(comminfo.cart.comm);
-    tm_total.stop(tm_con);
-    print_timers(comminfo, tm, tm_total);
-    hs_plan_free(&plan);
-  }
-  for (auto p : vars) {
-    if (hs_mem) hs_free(decomp, p);
-    else free(p);
+    std::vector<hs_field> fields;
+    for (auto p : vars) {
+      hs_field f = hs_field_array(HS_FLOAT64, p, HS_LAYOUT_XFAST, 0);
+      for (int a = 0; a < 3; ++a) f.halo[a] = info.ghost_widths[a];
+      fields.push_back(f);
+    }
+    std::istringstream names(list ? list : "p2p");
+    for (std::string name; names >> name;)
+      hs_bench(comminfo, info, vars, fields, name, hs_mem, decomp, ncycles, tm, tm_total);
+    for (auto p : vars) {
+      if (hs_mem) hs_free(decomp, p);
+      else free(p);
+    }
   }
   hs_decomp_free(&decomp);
   tm.clear();

@@ -39,8 +39,11 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     hs_list_haloswap "$mpi"
     hs_list_build "MONC's own module ($mpi)" 180
     hs_list_build "haloswap's drop-in ($mpi)" 180
-    [ "$HS_CHECK_MODE" = build ] ||
+    [ "$HS_CHECK_MODE" = build ] || [ "$HS_CHECK_BENCH_ONLY" = 1 ] ||
       hs_list_runs "$monc_label" "${HS_CHECK_RANKS:-4}" $(((nt + 1) * (HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1))) 20
+    # the bench: MONC's own module and the study's 6 transports, plus a bytes run
+    [ "$HS_CHECK_MODE" = build ] || [ "$HS_CHECK_BENCH" -eq 0 ] ||
+      hs_list_runs "bench ($HS_CHECK_BENCH rounds)" "${HS_BENCH_RANKS:-2 4}" $((7 * HS_CHECK_BENCH + 1)) 20
   done
   hs_list_end "MONC: ~180 s a build (docs/monc.md), ~20 s a stratus run (estimate)"
 fi
@@ -193,7 +196,8 @@ monc_bench_run() {
 monc_bench() {
   local mpi=$1 w=$HS_CHECK_WORK v n r out t ms flags
   local ts=${HS_CHECK_TRANSPORTS:-p2p rma-fence rma-pscw rma-passive shm cma}
-  local usable; usable=" $(hs_transports "$mpi") "
+  local usable own_stops=""
+  usable=" $(echo $(hs_transports "$mpi")) "
   echo
   echo "Timing ($mpi, stratus with 16x16 columns per rank, $monc_bench_steps timesteps," \
        "$HS_CHECK_BENCH interleaved rounds, the exclusive exchange timer in both builds)"
@@ -207,6 +211,7 @@ monc_bench() {
     for r in $(seq "$HS_CHECK_BENCH") bytes; do
       for v in own $ts; do
         [ "$v" = own ] || [[ $usable == *" $v "* ]] || continue
+        [[ " $own_stops " != *" $n-$v "* ]] || continue
         local exe=$w/dropin/build/bin/monc_driver.exe env=(HALOSWAP_TRANSPORT="$v")
         [ "$v" = own ] && exe=$w/own/build/bin/monc_driver.exe env=()
         out=$w/xt/$n/$v/r$r
@@ -225,6 +230,7 @@ monc_bench() {
         else
           rm -rf "$out"
           if [ "$v" = own ]; then
+            own_stops="$own_stops $n-own" # it stops in every round: once is enough
             hs_progress "monc bench: MONC's own module stops at $n ranks ($(grep -m1 -i 'error' \
               "$w/bench/$n-$v/run.log" || true)): no own row at $n ranks"
           else

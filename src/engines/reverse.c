@@ -37,7 +37,7 @@
 #define WINDOW 4
 
 /* ---------------------------------------------------------------- combining */
-typedef void (*kernel)(char *restrict dst, const char *restrict src, size_t bytes);
+typedef hs_run_fn kernel; /* dst op= src, element by element, over n bytes */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 /* -O2's "very cheap" cost model leaves these loops scalar (they have a remainder); and one
@@ -85,27 +85,12 @@ static kernel kernel_of(hs_type t, hs_op op) {
   return k[t][op];
 }
 
-/* Start of run r of a copy program (runs numbered n1 fastest). */
-static char *run_at(const hs_section *s, const char *field, size_t r) {
-  size_t i = r % (size_t)s->n1, rest = r / (size_t)s->n1;
-  size_t j = rest % (size_t)s->n2, k = rest / (size_t)s->n2;
-  return (char *)field + s->base + (ptrdiff_t)i * s->s1 + (ptrdiff_t)j * s->s2 +
-         (ptrdiff_t)k * s->s3;
-}
-
 /* Combine box `src` of sfield into box `dst` of dfield: the same elements in the same order,
- * the runs possibly cut differently (other halo widths). Runs hold whole elements, so every
- * common stretch does too. */
+ * the runs possibly cut differently (other halo widths), walked by the packing engine's one
+ * walker. Runs hold whole elements, so every common stretch does too. */
 static void combine_boxes(const hs_section *src, const char *sfield, const hs_section *dst,
                           char *dfield, kernel k) {
-  size_t rs = 0, rd = 0, os = 0, od = 0;
-  for (size_t left = dst->bytes; left;) {
-    size_t n = src->run - os < dst->run - od ? src->run - os : dst->run - od;
-    k(run_at(dst, dfield, rd) + od, run_at(src, sfield, rs) + os, n);
-    left -= n;
-    if ((os += n) == src->run) os = 0, rs++;
-    if ((od += n) == dst->run) od = 0, rd++;
-  }
+  hs__walk_runs(src, sfield, dst, dfield, k);
 }
 
 /* Combine packed bytes (s->bytes, section order) into section s of the field. */

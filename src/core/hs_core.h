@@ -104,6 +104,13 @@ int hs__check_sweep(const hs_plan p);
 int hs__check_shapes(hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
+/* The offsets (src/geometry/order.c): those some field has points to move along (canonical
+ * order), a stage's faces only, and with HS_ORDER_OFFSETS the given order. */
+void hs__enumerate_offsets(hs_plan p);
+void hs__keep_stage_offsets(hs_plan p);
+int hs__apply_order(hs_plan p);
+/* Points of field fi received on halo side `side` (-1 below, +1 above) of axis a. */
+int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the

@@ -117,6 +117,21 @@ void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
  * exchanged axes x, y, z); returns how many. */
 int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
+/* ---- the reverse's combine (src/geometry/combine.c): dst op= src */
+/* The kernel of a type and op (HS_OP_REPLACE: a copy). */
+hs_run_fn hs__kernel_of(hs_type t, hs_op op);
+/* Box src of sfield into box dst of dfield (the same elements in the same order). */
+void hs__combine_boxes(const hs_section *src, const char *sfield, const hs_section *dst,
+                       char *dfield, hs_run_fn k);
+/* Packed bytes (s->bytes, section order) into section s of the field; with hooks through
+ * bounce (s->bytes). */
+void hs__combine_in(const hs_plan p, const hs_section *s, char *field, const char *buf,
+                    hs_run_fn k, char *bounce);
+/* Self contribution: halo box src into interior strip dst of the same field (bounce: both
+ * sections' bytes, for hooks). */
+void hs__combine_self(const hs_plan p, const hs_section *dst, const hs_section *src,
+                      char *field, hs_run_fn k, char *bounce);
+
 /* ---- reverse exchange (src/engines/reverse.c) */
 /* The core's own, over messages to every peer (p->reverse, built on first use). */
 int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);

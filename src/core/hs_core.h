@@ -109,7 +109,8 @@ int hs__build_geometry(hs_plan p);
 void hs__enumerate_offsets(hs_plan p);
 void hs__keep_stage_offsets(hs_plan p);
 int hs__apply_order(hs_plan p);
-/* Points of field fi received on halo side `side` (-1 below, +1 above) of axis a. */
+/* Points of field fi received on halo side `side` (-1 below, +1 above) of axis a (geometry.c
+ * sizes halos with it too). */
 int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);

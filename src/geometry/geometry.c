@@ -18,14 +18,6 @@ static int neighbour(const hs_decomp d, const int o[HS_MAX_DIMS]) {
   return hs__cart_rank(d, c);
 }
 
-/* Points of field f received on halo side `side` (-1 below, +1 above) of axis a: the swap
- * depth there plus a shared node plane this rank does not own. */
-int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
-  int extra = p->axis_swapped[a] && fi->node[a] && (side < 0 ? fi->owner[a] == HS_OWNER_LOWER
-                                       : fi->owner[a] == HS_OWNER_UPPER);
-  return (side < 0 ? fi->dlo[a] : fi->dhi[a]) + extra;
-}
-
 /* Interval [*lo, *lo + *cnt) on axis a of field f: the halo points received on side s
  * (recv), or the interior points sent toward side s to fill the neighbour's halo on side
  * -s (send); s = 0: the owned points. A node axis has n = cells + 1 points, the shared plane

@@ -5,6 +5,14 @@
 
 #include <string.h>
 
+/* Points of field f received on halo side `side` (-1 below, +1 above) of axis a: the swap
+ * depth there plus a shared node plane this rank does not own. */
+int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
+  int extra = p->axis_swapped[a] && fi->node[a] && (side < 0 ? fi->owner[a] == HS_OWNER_LOWER
+                                       : fi->owner[a] == HS_OWNER_UPPER);
+  return (side < 0 ? fi->dlo[a] : fi->dhi[a]) + extra;
+}
+
 /* Field f has points to move for offset o (the same on both sides of the message, and on every
  * rank: only side counts, depths and owned extents enter). */
 static bool field_uses(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {

@@ -67,8 +67,9 @@ def call_graph(build, root):
     defs, needs = {}, {}
     for d, _, names in os.walk(build):
         for f in names:
-            if not f.endswith(".c.o") or "_objs.dir" not in d:
-                continue
+            top = os.path.relpath(d, build).split(os.sep)[0]
+            if not f.endswith(".c.o") or "_objs.dir" not in d or top not in ("CMakeFiles", "src"):
+                continue  # the library's objects, not those of a test's nested build
             obj = os.path.join(d, f)
             src = obj.split("_objs.dir/", 1)[1][:-2]
             src = os.path.normpath(src.replace("__/", "../"))

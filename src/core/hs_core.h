@@ -104,11 +104,34 @@ int hs__check_sweep(const hs_plan p);
 int hs__check_shapes(hs_plan p);
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc);
 int hs__build_geometry(hs_plan p);
+/* The offsets (src/geometry/order.c): those some field has points to move along (canonical
+ * order), a stage's faces only, and with HS_ORDER_OFFSETS the given order. */
+void hs__enumerate_offsets(hs_plan p);
+void hs__keep_stage_offsets(hs_plan p);
+int hs__apply_order(hs_plan p);
+/* Points of field fi received on halo side `side` (-1 below, +1 above) of axis a (geometry.c
+ * sizes halos with it too). */
+int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side);
 /* Appends "order ...; " (the combine order, as the plan applies it) to hs_plan_describe's text. */
 void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* HS_ORDER_SWEEP: the axes swept, in order (the given ones the plan exchanges, or the
  * exchanged axes x, y, z); returns how many. */
 int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
+
+/* ---- the reverse's combine (src/geometry/combine.c): dst op= src */
+/* The kernel of a type and op (HS_OP_REPLACE: a copy). */
+hs_run_fn hs__kernel_of(hs_type t, hs_op op);
+/* Box src of sfield into box dst of dfield (the same elements in the same order). */
+void hs__combine_boxes(const hs_section *src, const char *sfield, const hs_section *dst,
+                       char *dfield, hs_run_fn k);
+/* Packed bytes (s->bytes, section order) into section s of the field; with hooks through
+ * bounce (s->bytes). */
+void hs__combine_in(const hs_plan p, const hs_section *s, char *field, const char *buf,
+                    hs_run_fn k, char *bounce);
+/* Self contribution: halo box src into interior strip dst of the same field (bounce: both
+ * sections' bytes, for hooks). */
+void hs__combine_self(const hs_plan p, const hs_section *dst, const hs_section *src,
+                      char *field, hs_run_fn k, char *bounce);
 
 /* ---- reverse exchange (src/engines/reverse.c) */
 /* The core's own, over messages to every peer (p->reverse, built on first use). */

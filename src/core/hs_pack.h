@@ -15,6 +15,12 @@ void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, ch
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf);
 void hs__self_copy(const hs_plan p, void *const *arrays);
+/* The one walker of two copy programs with the same bytes in the same order whose runs may be
+ * cut differently (other halo widths): fn(dst, src, n) on every common stretch, in order.
+ * hs__copy_sections copies with it, the reverse combines with it (fn: its kernel). */
+typedef void (*hs_run_fn)(char *restrict dst, const char *restrict src, size_t n);
+void hs__walk_runs(const hs_section *src, const char *sfield, const hs_section *dst,
+                   char *dfield, hs_run_fn fn);
 /* Copy between two copy programs with the same bytes in the same order (a sender's strip in
  * its field, the receiver's halo box in its own field, possibly with other halo widths). */
 void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,

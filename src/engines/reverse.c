@@ -36,106 +36,8 @@
 #define GROUP ((size_t)256 * 1024) /* pulled sections read at once (a system call for cma) */
 #define WINDOW 4
 
-/* ---------------------------------------------------------------- combining */
-typedef void (*kernel)(char *restrict dst, const char *restrict src, size_t bytes);
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-/* -O2's "very cheap" cost model leaves these loops scalar (they have a remainder); and one
- * clone per vector width, chosen at load time: AVX2 halves SSE2's instructions per byte. Each
- * element's operation is the same in every clone, so are the bits. */
-#define VECTORISE                                                                  \
-  __attribute__((optimize("vect-cost-model=dynamic"),                              \
-                 target_clones("avx512f", "avx2", "default")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define VECTORISE __attribute__((optimize("vect-cost-model=dynamic")))
-#else
-#define VECTORISE
-#endif
-
-/* dst = op(dst, src) over whole elements; memcpy loads: message buffers may be unaligned. */
-#define KERNEL(name, T, EXPR)                                                       \
-  VECTORISE static void name(char *restrict dst, const char *restrict src, size_t bytes) { \
-    const size_t n = bytes / sizeof(T);                                             \
-    for (size_t i = 0; i < n; i++) {                                                \
-      T a, b;                                                                       \
-      memcpy(&a, dst + i * sizeof(T), sizeof(T));                                   \
-      memcpy(&b, src + i * sizeof(T), sizeof(T));                                   \
-      a = (EXPR);                                                                   \
-      memcpy(dst + i * sizeof(T), &a, sizeof(T));                                   \
-    }                                                                               \
-  }
-#define KERNELS(T, tag, SUM)            \
-  KERNEL(sum_##tag, T, SUM)             \
-  KERNEL(max_##tag, T, b > a ? b : a)   \
-  KERNEL(min_##tag, T, b < a ? b : a)
-KERNELS(double, f64, a + b)
-KERNELS(float, f32, a + b)
-/* integer sums wrap (two's complement) instead of overflowing */
-KERNELS(int32_t, i32, (int32_t)((uint32_t)a + (uint32_t)b))
-KERNELS(int64_t, i64, (int64_t)((uint64_t)a + (uint64_t)b))
-
-static void replace(char *restrict dst, const char *restrict src, size_t bytes) {
-  memcpy(dst, src, bytes);
-}
-
-static kernel kernel_of(hs_type t, hs_op op) {
-  static const kernel k[4][3] = {{sum_f64, max_f64, min_f64}, {sum_f32, max_f32, min_f32},
-                                 {sum_i32, max_i32, min_i32}, {sum_i64, max_i64, min_i64}};
-  if (op == HS_OP_REPLACE || (unsigned)t > 3u || (unsigned)op > 2u) return replace;
-  return k[t][op];
-}
-
-/* Start of run r of a copy program (runs numbered n1 fastest). */
-static char *run_at(const hs_section *s, const char *field, size_t r) {
-  size_t i = r % (size_t)s->n1, rest = r / (size_t)s->n1;
-  size_t j = rest % (size_t)s->n2, k = rest / (size_t)s->n2;
-  return (char *)field + s->base + (ptrdiff_t)i * s->s1 + (ptrdiff_t)j * s->s2 +
-         (ptrdiff_t)k * s->s3;
-}
-
-/* Combine box `src` of sfield into box `dst` of dfield: the same elements in the same order,
- * the runs possibly cut differently (other halo widths). Runs hold whole elements, so every
- * common stretch does too. */
-static void combine_boxes(const hs_section *src, const char *sfield, const hs_section *dst,
-                          char *dfield, kernel k) {
-  size_t rs = 0, rd = 0, os = 0, od = 0;
-  for (size_t left = dst->bytes; left;) {
-    size_t n = src->run - os < dst->run - od ? src->run - os : dst->run - od;
-    k(run_at(dst, dfield, rd) + od, run_at(src, sfield, rs) + os, n);
-    left -= n;
-    if ((os += n) == src->run) os = 0, rs++;
-    if ((od += n) == dst->run) od = 0, rd++;
-  }
-}
-
-/* Combine packed bytes (s->bytes, section order) into section s of the field. */
-static void combine_in(const hs_plan p, const hs_section *s, char *field, const char *buf,
-                       kernel k, char *bounce) {
-  const hs_fieldinfo *fi = &p->fields[s->box.field];
-  if (fi->pack) { /* hooks: read the owner's box, combine, write it back */
-    fi->pack(fi->ctx, &s->box, bounce);
-    k(bounce, buf, s->bytes);
-    fi->unpack(fi->ctx, &s->box, bounce);
-    return;
-  }
-  for (int c = 0; c < s->n3; c++)
-    for (int j = 0; j < s->n2; j++) {
-      char *d = field + s->base + c * s->s3 + j * s->s2;
-      for (int i = 0; i < s->n1; i++, buf += s->run) k(d + i * s->s1, buf, s->run);
-    }
-}
-
-/* Self contribution: halo box src into interior strip dst of the same field. */
-static void combine_self(const hs_plan p, const hs_section *dst, const hs_section *src,
-                         char *field, kernel k, char *bounce) {
-  if (!p->fields[dst->box.field].pack) {
-    combine_boxes(src, field, dst, field, k);
-    return;
-  }
-  /* The halo first (bounce holds two sections: halo, then the owner's box). */
-  hs__pack_section(p, src, field, bounce);
-  combine_in(p, dst, field, bounce, k, bounce + src->bytes);
-}
+/* ---------------------------------------------------------------- combining (src/geometry/combine.c) */
+typedef hs_run_fn kernel; /* dst op= src, element by element, over n bytes */
 
 /* ---------------------------------------------------------------- engine */
 typedef struct {
@@ -505,9 +407,9 @@ static int pull_step(hs_plan p, struct hs_reverse *r, int i, kernel k, char *fie
     *from = st->dst->msg_offset; /* src->buf holds the group from here */
   }
   if (*ok && src->buf)
-    combine_in(p, st->dst, field, src->buf + (st->dst->msg_offset - *from), k, r->bounce);
+    hs__combine_in(p, st->dst, field, src->buf + (st->dst->msg_offset - *from), k, r->bounce);
   else if (*ok)
-    combine_boxes(&src->sec[st->sec], src->fields[src->sec[st->sec].box.field], st->dst, field, k);
+    hs__combine_boxes(&src->sec[st->sec], src->fields[src->sec[st->sec].box.field], st->dst, field, k);
   return rc;
 }
 
@@ -520,9 +422,9 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
   for (int i = 0; i < r->nsteps; i++) {
     const step *st = &r->steps[i];
     char *field = hs__field_ptr(p, arrays, st->dst->box.field);
-    kernel k = kernel_of(p->fields[st->dst->box.field].type, op);
+    kernel k = hs__kernel_of(p->fields[st->dst->box.field].type, op);
     if (st->self) {
-      if (!failed) combine_self(p, st->dst, st->self, field, k, r->bounce);
+      if (!failed) hs__combine_self(p, st->dst, st->self, field, k, r->bounce);
     } else if (st->piece >= 0) {
       /* pieces before this one are combined: their slots take the next receives */
       if (r->posted < st->piece + r->window) {
@@ -532,7 +434,7 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
       int rc = wait_piece(p, r, arrays, st->piece);
       if (rc != HS_OK && err == HS_OK) err = rc;
       if (err == HS_OK && !failed && !r->flagged[r->in[st->piece].peer])
-        combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
+        hs__combine_in(p, st->dst, field, r->ibuf + st->at, k, r->bounce);
     } else {
       int rc = pull_step(p, r, i, k, field, seq, &src, &from, &ok);
       if (rc != HS_OK && err == HS_OK) err = rc;

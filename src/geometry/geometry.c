@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MPI_Datatype type_mpi(hs_type t) {
-  switch (t) {
-  case HS_FLOAT64: return MPI_DOUBLE;
-  case HS_FLOAT32: return MPI_FLOAT;
-  case HS_INT32: return MPI_INT32_T;
-  default: return MPI_INT64_T;
-  }
-}
-
 static int neighbour(const hs_decomp d, const int o[HS_MAX_DIMS]) {
   int c[HS_MAX_DIMS] = {0, 0, 0};
   for (int a = 0; a < d->ndims; a++) {
@@ -25,14 +16,6 @@ static int neighbour(const hs_decomp d, const int o[HS_MAX_DIMS]) {
     }
   }
   return hs__cart_rank(d, c);
-}
-
-/* Points of field f received on halo side `side` (-1 below, +1 above) of axis a: the swap
- * depth there plus a shared node plane this rank does not own. */
-static int side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
-  int extra = p->axis_swapped[a] && fi->node[a] && (side < 0 ? fi->owner[a] == HS_OWNER_LOWER
-                                       : fi->owner[a] == HS_OWNER_UPPER);
-  return (side < 0 ? fi->dlo[a] : fi->dhi[a]) + extra;
 }
 
 /* Interval [*lo, *lo + *cnt) on axis a of field f: the halo points received on side s
@@ -65,9 +48,9 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
 static void widened(const hs_plan p, const hs_fieldinfo *fi, int a, int *lo, int *cnt) {
   int o[3] = {0, 0, 0}, b = fi->olo[a], e = fi->ohi[a];
   o[a] = -1;
-  if (side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->dlo[a];
+  if (hs__side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->dlo[a];
   o[a] = 1;
-  if (side_count(p, fi, a, 1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL)
+  if (hs__side_count(p, fi, a, 1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL)
     e = fi->n[a] + fi->dhi[a];
   *lo = b;
   *cnt = e - b;
@@ -154,86 +137,6 @@ static hs_section make_section(const hs_plan p, hs_region box, int comp) {
   return s;
 }
 
-/* Bytes field f moves for offset o (the same on both sides of the message, and on every
- * rank: only side counts, depths and owned extents enter). */
-static bool field_uses(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {
-  for (int a = 0; a < p->ndims; a++)
-    if (o[a] != 0 && side_count(p, &p->fields[f], a, -o[a]) == 0) return false;
-  return true;
-}
-
-static void enumerate_offsets(hs_plan p) {
-  p->noffsets = 0;
-  for (int x = -1; x <= 1; x++)
-    for (int y = -1; y <= 1; y++)
-      for (int z = -1; z <= 1; z++) {
-        int o[3] = {x, y, z}, nz = 0;
-        bool ok = true;
-        for (int a = 0; a < 3; a++) {
-          if (o[a] == 0) continue;
-          if (a >= p->ndims) ok = false;
-          nz++;
-        }
-        if (!ok || nz == 0) continue;
-        if (p->oneway != HS_ONEWAY_NONE) {
-          int want = p->oneway == HS_ONEWAY_LOWER ? -1 : 1;
-          if (nz != 1 || o[p->oneway_axis] != want) continue;
-        }
-        if (p->stencil == HS_STENCIL_STAR && nz > 1) continue;
-        /* Kept if some field has points to move there (per-field, per-side depths). */
-        bool used = false;
-        for (int f = 0; f < p->nfields && !used; f++) used = field_uses(p, f, o);
-        if (used) memcpy(p->offsets[p->noffsets++], o, sizeof o);
-      }
-}
-
-int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]) {
-  int n = 0;
-  for (int k = 0; k < (p->nsweep ? p->nsweep : p->ndims); k++) {
-    int a = p->nsweep ? p->sweep_axes[k] : k;
-    if (p->axis_swapped[a]) axes[n++] = a;
-  }
-  return n;
-}
-
-/* HS_ORDER_OFFSETS: the offsets the plan uses, put in the given order (the others given are
- * skipped). Every offset used must be named: the order of the reverse's steps, the message
- * layout and the section order all follow this list (docs/design.md). */
-static int apply_order(hs_plan p) {
-  if (p->order != HS_ORDER_OFFSETS || p->stage_axis) return HS_OK;
-  int out[HS_MAX_OFFSETS][HS_MAX_DIMS], n = 0;
-  bool taken[HS_MAX_OFFSETS] = {false};
-  for (int k = 0; k < p->norder; k++)
-    for (int i = 0; i < p->noffsets; i++)
-      if (!taken[i] && !memcmp(p->offsets[i], p->order_offsets[k], sizeof p->offsets[i])) {
-        taken[i] = true;
-        memcpy(out[n++], p->offsets[i], sizeof out[0]);
-      }
-  for (int i = 0; i < p->noffsets; i++)
-    if (!taken[i])
-      return hs__error(HS_ERR_ARG, "hs_plan_create: order_offsets (%d entries) does not name "
-                                   "offset (%d,%d,%d), which the plan uses; name every offset the "
-                                   "plan uses once", p->norder, p->offsets[i][0],
-                       p->offsets[i][1], p->offsets[i][2]);
-  memcpy(p->offsets, out, (size_t)n * sizeof out[0]);
-  return HS_OK;
-}
-
-void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
-  if (p->order == HS_ORDER_SWEEP) {
-    int axes[HS_MAX_DIMS], na = hs__sweep_axes(p, axes);
-    hs__appendf(buf, len, n, "order sweep");
-    for (int k = 0; k < na; k++) hs__appendf(buf, len, n, "%s%c", k ? "," : " ", "xyz"[axes[k]]);
-    hs__appendf(buf, len, n, "; ");
-    return;
-  }
-  hs__appendf(buf, len, n, "order %s", p->order == HS_ORDER_OFFSETS ? "offsets" : "canonical");
-  for (int i = 0; p->order == HS_ORDER_OFFSETS && i < p->noffsets; i++)
-    hs__appendf(buf, len, n, " (%d,%d,%d)", p->offsets[i][0], p->offsets[i][1],
-                p->offsets[i][2]);
-  hs__appendf(buf, len, n, "; ");
-}
-
 static int peer_index(hs_plan p, int rank) {
   for (int i = 0; i < p->npeers; i++)
     if (p->peers[i].rank == rank) return i;
@@ -282,18 +185,6 @@ static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, siz
     out[c] = s;
   }
   return nc;
-}
-
-/* A stage's plan keeps the faces of its axis; the owned ranges above came from every offset,
- * so they are the direct exchange's. */
-static void keep_stage_offsets(hs_plan p) {
-  int a = p->stage_axis - 1, kept = 0;
-  for (int i = 0; i < p->noffsets; i++) {
-    int nz = 0;
-    for (int b = 0; b < p->ndims; b++) nz += p->offsets[i][b] != 0;
-    if (nz == 1 && p->offsets[i][a] != 0) memcpy(p->offsets[kept++], p->offsets[i], sizeof p->offsets[i]);
-  }
-  p->noffsets = kept;
 }
 
 /* Indices of secs[0..n) field by field, stable (a counting sort on the field). */
@@ -417,8 +308,8 @@ static int box_geometry(hs_plan p, size_t *maxself_out) {
 }
 
 int hs__build_geometry(hs_plan p) {
-  enumerate_offsets(p);
-  int rc = apply_order(p);
+  hs__enumerate_offsets(p);
+  int rc = hs__apply_order(p);
   if (rc != HS_OK) return rc;
   owned_ranges(p);
   size_t maxself = 0;
@@ -426,7 +317,7 @@ int hs__build_geometry(hs_plan p) {
     rc = box_geometry(p, &maxself);
     return rc != HS_OK ? rc : finish_self(p, maxself);
   }
-  if (p->stage_axis) keep_stage_offsets(p);
+  if (p->stage_axis) hs__keep_stage_offsets(p);
   for (int i = 0; i < p->noffsets; i++) {
     int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
     p->send_to[i] = neighbour(p->decomp, p->offsets[i]);
@@ -526,82 +417,4 @@ static int finish_self(hs_plan p, size_t maxself) {
     p->core_bytes += maxself;
   }
   return HS_OK;
-}
-
-int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
-  const hs_decomp d = p->decomp;
-  p->fields = calloc((size_t)desc->nfields, sizeof *p->fields);
-  p->user_fields = calloc((size_t)desc->nfields, sizeof *p->user_fields);
-  if (!p->fields || !p->user_fields) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  memcpy(p->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->user_fields);
-  for (int f = 0; f < desc->nfields; f++) {
-    const hs_field *in = &desc->fields[f];
-    hs_fieldinfo *fi = &p->fields[f];
-    fi->type = in->type;
-    fi->elem = hs_type_size(in->type);
-    fi->mpitype = type_mpi(in->type);
-    fi->data = in->data;
-    fi->pack = in->pack;
-    fi->unpack = in->unpack;
-    fi->ctx = in->ctx;
-    if (in->pack) p->has_callbacks = true;
-    fi->ncomp = in->ncomp > 1 ? in->ncomp : 1;
-    fi->fat = fi->ncomp > 1 && in->comp_order == HS_COMP_FASTEST && in->layout != HS_LAYOUT_STRIDED;
-    fi->cell = fi->fat ? (size_t)fi->ncomp * fi->elem : fi->elem;
-    for (int a = 0; a < HS_MAX_DIMS; a++) {
-      if (a >= p->ndims) {
-        fi->n[a] = fi->cells[a] = fi->alloc[a] = fi->gext[a] = 1;
-        continue;
-      }
-      fi->halo[a] = in->halo[a];
-      fi->halo_hi[a] = in->halo_hi_set[a] ? in->halo_hi[a] : in->halo[a];
-      fi->dlo[a] = in->depth_set[a] ? in->depth_lo[a] : desc->depth[a];
-      fi->dhi[a] = in->depth_set[a] ? in->depth_hi[a] : desc->depth[a];
-      fi->node[a] = in->stagger[a] == HS_STAGGER_NODE;
-      fi->owner[a] = in->owner[a];
-      bool own = in->extent[a] > 0;
-      fi->cells[a] = own ? in->extent[a] : p->local[a];
-      fi->gext[a] = own ? in->extent[a] : d->global[a];
-      fi->gofs[a] = own ? 0 : d->offset[a];
-      fi->n[a] = fi->cells[a] + fi->node[a];
-      fi->alloc[a] = fi->halo[a] + fi->n[a] + fi->halo_hi[a];
-    }
-    if (in->layout == HS_LAYOUT_ZFAST) {
-      fi->stride[2] = 1;
-      fi->stride[1] = fi->alloc[2];
-      fi->stride[0] = (ptrdiff_t)fi->alloc[2] * fi->alloc[1];
-    } else if (in->layout == HS_LAYOUT_XFAST) {
-      fi->stride[0] = 1;
-      fi->stride[1] = fi->alloc[0];
-      fi->stride[2] = (ptrdiff_t)fi->alloc[0] * fi->alloc[1];
-    } else {
-      for (int a = 0; a < HS_MAX_DIMS; a++) fi->stride[a] = a < p->ndims ? in->stride[a] : 0;
-    }
-    if (p->ndims == 2) {
-      /* A 2D grid: ZFAST means y contiguous then x; XFAST means x then y. */
-      if (in->layout == HS_LAYOUT_ZFAST) {
-        fi->stride[1] = 1;
-        fi->stride[0] = fi->alloc[1];
-      }
-      fi->stride[2] = 0;
-    }
-    for (int a = 0; a < p->ndims; a++)
-      if (fi->dlo[a] > 0 || fi->dhi[a] > 0) p->axis_swapped[a] = 1;
-    /* Components: fastest = one fat cell; slowest = whole copies of the array, one after
-     * the other; strided = the caller's element stride. */
-    if (fi->fat)
-      fi->comp_bytes = (ptrdiff_t)fi->elem;
-    else if (in->layout == HS_LAYOUT_STRIDED)
-      fi->comp_bytes = in->comp_stride * (ptrdiff_t)fi->elem;
-    else
-      fi->comp_bytes = (ptrdiff_t)fi->alloc[0] * fi->alloc[1] * fi->alloc[2] * (ptrdiff_t)fi->elem;
-  }
-  return HS_OK;
-}
-
-int hs__field_global_index(const hs_plan p, int f, int axis, int i) {
-  const hs_fieldinfo *fi = &p->fields[f];
-  int g = fi->gofs[axis] + i, n = fi->gext[axis];
-  if (p->decomp->periodic[axis]) g = ((g % n) + n) % n;
-  return g;
 }

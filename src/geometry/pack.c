@@ -161,6 +161,23 @@ static inline void cur_step(cursor *c, size_t n) {
   c->k++;
 }
 
+void hs__walk_runs(const hs_section *src, const char *sfield, const hs_section *dst,
+                   char *dfield, hs_run_fn fn) {
+  cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
+  for (size_t left = dst->bytes; left;) {
+    size_t n = src->run - a.off;
+    if (dst->run - b.off < n) n = dst->run - b.off;
+    fn((char *)cur_ptr(&b, dfield), cur_ptr(&a, sfield), n);
+    cur_step(&a, n);
+    cur_step(&b, n);
+    left -= n;
+  }
+}
+
+static void copy_bytes(char *restrict dst, const char *restrict src, size_t n) {
+  memcpy(dst, src, n);
+}
+
 void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
                        const hs_section *dst, char *dfield) {
   const bool stream = p->stream;
@@ -175,15 +192,7 @@ void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfiel
     stream_fence(stream);
     return;
   }
-  cursor a = {src, 0, 0, 0, 0}, b = {dst, 0, 0, 0, 0};
-  for (size_t left = dst->bytes; left;) {
-    size_t n = src->run - a.off;
-    if (dst->run - b.off < n) n = dst->run - b.off;
-    memcpy((char *)cur_ptr(&b, dfield), cur_ptr(&a, sfield), n);
-    cur_step(&a, n);
-    cur_step(&b, n);
-    left -= n;
-  }
+  hs__walk_runs(src, sfield, dst, dfield, copy_bytes);
 }
 
 void hs__self_copy(const hs_plan p, void *const *arrays) {

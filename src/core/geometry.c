@@ -157,6 +157,7 @@ static hs_section make_section(const hs_plan p, hs_region box, int comp) {
 /* Bytes field f moves for offset o (the same on both sides of the message, and on every
  * rank: only side counts, depths and owned extents enter). */
 static bool field_uses(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {
+  if (!hs__region_flow(p, f, o)) return false;
   for (int a = 0; a < p->ndims; a++)
     if (o[a] != 0 && side_count(p, &p->fields[f], a, -o[a]) == 0) return false;
   return true;
@@ -261,6 +262,7 @@ static void owned_ranges(hs_plan p) {
 static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, size_t *bytes) {
   const int *o = p->offsets[i];
   int neg[3] = {-o[0], -o[1], -o[2]};
+  if (!hs__region_flow(p, f, o)) return 0;
   hs_region b = box_for(p, recv ? neg : o, f, recv);
   if (b.count[0] == 0 || b.count[1] == 0 || b.count[2] == 0) return 0;
   const hs_fieldinfo *fi = &p->fields[f];
@@ -345,7 +347,9 @@ static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, siz
         for (t[2] = tl[2]; t[2] <= th[2]; t[2]++)
           for (int f = 0; f < p->nfields; f++) {
             hs_region rb, sb;
-            if (!box_part(p, f, p->offsets[i], r, s, t, &rb, &sb)) continue;
+            if (!hs__region_flow(p, f, p->offsets[i]) ||
+                !box_part(p, f, p->offsets[i], r, s, t, &rb, &sb))
+              continue;
             const hs_fieldinfo *fi = &p->fields[f];
             int nc = fi->fat ? 1 : fi->ncomp;
             for (int c = 0; c < nc; c++, n++) {

@@ -116,6 +116,16 @@ void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
 /* Global index of local index i on axis a of field f (wrapped on periodic axes). */
 int hs__field_global_index(const hs_plan p, int f, int axis, int i);
 
+/* ---- region sets (src/core/regions.c) */
+/* Store the set's masks in p (or a nested plan's parent's, masks; both NULL: nothing) and
+ * check them against the plan (after its options are parsed). Local. */
+int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks);
+/* Collective: every rank's plan has the same masks. */
+int hs__regions_same(hs_plan p);
+/* Field f moves data for offset o (fills the receiver's halo side -o). */
+bool hs__region_flow(const hs_plan p, int f, const int o[HS_MAX_DIMS]);
+void hs__regions_describe(const hs_plan p, char *buf, size_t len, size_t *n);
+
 /* ---- reverse exchange (src/core/reverse.c) */
 /* The core's own, over messages to every peer (p->reverse, built on first use). */
 int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays);

@@ -108,6 +108,7 @@ static void free_core(hs_plan p) {
   free(p->self_bounce);
   free(p->fields);
   free(p->user_fields);
+  free(p->region_mask);
   free(p->config);
   hs__fail_free(p);
   if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
@@ -127,8 +128,10 @@ static void destroy(hs_plan p) {
 
 /* stage_axis, wide: a stage of a staged exchange (hs__plan_nest); 0 otherwise. parent: the
  * plan whose parsed options this one takes (hs__plan_nest), or NULL. */
+/* regions, masks: a region set (hs_plan_create_regions) or a parent plan's masks; NULL: none. */
 static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, int stage_axis,
-                       unsigned wide, const hs_plan parent, hs_plan *out) {
+                       unsigned wide, const hs_plan parent, const hs_region_set regions,
+                       const uint32_t *masks, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -170,7 +173,9 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags, in
   if (rc == HS_OK) rc = hs__check_sweep(p);
   if (rc == HS_OK) rc = resolve_transport(p, desc, flags, parent);
   if (rc == HS_OK) rc = hs__check_boxes(p);
+  if (rc == HS_OK) rc = hs__regions_apply(p, regions, masks);
   rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK) rc = hs__agree(p->comm, hs__regions_same(p));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
   if (rc == HS_OK) {
@@ -227,11 +232,17 @@ int hs__plan_nest(hs_plan p, const char *spec, int stage_axis, unsigned wide, hs
     d.nsweep = p->nsweep;
     memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
   }
-  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage_axis, wide, spec ? NULL : p, out);
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage_axis, wide, spec ? NULL : p, NULL,
+                     p->region_mask, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
-  return plan_create(d, desc, 0, 0, 0u, NULL, out);
+  return plan_create(d, desc, 0, 0, 0u, NULL, NULL, NULL, out);
+}
+
+int hs_plan_create_regions(hs_decomp d, const hs_plan_desc *desc, hs_region_set regions,
+                           hs_plan *out) {
+  return plan_create(d, desc, 0, 0, 0u, NULL, regions, NULL, out);
 }
 
 int hs_plan_free(hs_plan *pp) {
@@ -656,6 +667,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
               p->nfields, p->depth[0], p->depth[1], p->depth[2],
               p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);
   hs__order_describe(p, buf, len, &n);
+  hs__regions_describe(p, buf, len, &n);
   if (p->staged) {
     hs__staged_describe(p, buf, len, &n);
   } else {

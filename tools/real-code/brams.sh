@@ -54,15 +54,13 @@ EOF
     sed -i 's/^\(\tcup_grell3.o \\\)$/\tHenrys_Law_cts.o \\\n\tConvPar_GF_GEOS5.o \\\n\1/' "$b/objects_model.mk"
     grep -q '^	ConvPar_GF_GEOS5.o' "$b/objects_model.mk" || hs_die "build fix 1: no cup_grell3.o line in $b/objects_model.mk"
   fi
-  # Fix 2: the link misses mem_jules.o (JULES off: the archive leaves it out).
-  # (applied after the first link attempt shows it: br_build)
   # The RRTMG longwave tables (4 MiB and over) are missing from some snapshots: a stub of ours.
   local kg=$dir/src/rrtmg/RRTMG_LW/src/rrtmg_lw_k_g.f90
   if [ ! -s "$kg" ]; then
     br_log "build fix 3: src/rrtmg/RRTMG_LW/src/rrtmg_lw_k_g.f90 missing from the checkout (RRTMG's longwave tables): haloswap's stub (tools/real-code/brams/rrtmg_lw_k_g.f90) put in its place; it stops if called, and the case runs with radiation off"
     cp "$br_case/rrtmg_lw_k_g.f90" "$kg"
   fi
-  # mpif90/mpicc of the chosen MPI under the names BRAMS's Makefile expects
+  br_log "build fix 5: mpif90.$mpi and mpicc.$mpi linked as hs-bin/mpif90 and hs-bin/mpicc in the scratch copy (BRAMS's Makefile sets its loader only for a compiler named mpif90)"
   mkdir -p "$dir/hs-bin"
   ln -sf "$(command -v "mpif90.$mpi")" "$dir/hs-bin/mpif90"
   ln -sf "$(command -v "mpicc.$mpi")" "$dir/hs-bin/mpicc"
@@ -71,6 +69,7 @@ EOF
 # br_configure DIR: BRAMS's configure (no JULES, netCDF-Fortran from the system).
 br_configure() {
   local dir=$1
+  br_log "build fix 2: configure --with-netcdff=/usr --with-netcdfc=/usr (the JULES sources compile even without --enable-jules and need netCDF-Fortran)"
   (cd "$dir/build" && ./configure --prefix="$dir/install" --with-fpcomp="$dir/hs-bin/mpif90" \
      --with-cpcomp="$dir/hs-bin/mpicc" --with-fcomp=gfortran --with-ccomp=gcc \
      --with-chem=RELACS_TUV --with-aer=SIMPLE --with-netcdff=/usr --with-netcdfc=/usr \
@@ -178,6 +177,15 @@ br_namelists() {
     "NNXP=${br_n[0]}" "NNYP=${br_n[1]}" "NNZP=${br_n[2]}" >/dev/null
 }
 
+# br_launch_env MPI: Open MPI: ROMIO (the IOUTPUT=3 files are written with MPI-IO, as the SDF
+# codes' files: docs/real-codes.md); MPICH: the idle shim.
+br_launch_env() {
+  case $1 in
+    openmpi) echo OMPI_MCA_io=romio321 ;;
+    *) hs_run_env "$1" ;;
+  esac
+}
+
 # br_run DIR EXE MPI RANKS [VAR=value...]: MAKESFC (once per DIR), then the case, in DIR;
 # its IOUTPUT=3 files in DIR/dataout/ANL; log DIR/run.log; wall seconds in DIR/wall.
 br_run() {
@@ -188,7 +196,7 @@ br_run() {
     rm -rf "$dir/dataout" && mkdir -p "$dir/dataout/SFC" "$dir/dataout/ANL" "$dir/dataout/HIS"
     br_namelists "$dir" MAKESFC && mv "$dir/RAMSIN" "$dir/RAMSIN_MAKESFC" || return 1
     # shellcheck disable=SC2046
-    (cd "$dir" && ulimit -s unlimited && env $(hs_run_env "$mpi") \
+    (cd "$dir" && ulimit -s unlimited && env $(br_launch_env "$mpi") \
        $(hs_mpiexec "$mpi") -n 1 "$exe" -f RAMSIN_MAKESFC >sfc.log 2>&1) ||
       { echo "brams: MAKESFC failed (see $dir/sfc.log)" >&2; return 1; }
     touch "$dir/sfc.done"
@@ -197,7 +205,7 @@ br_run() {
   br_namelists "$dir" INITIAL || return 1
   t0=$(date +%s.%N)
   # shellcheck disable=SC2046
-  (cd "$dir" && ulimit -s unlimited && env $(hs_run_env "$mpi") "$@" \
+  (cd "$dir" && ulimit -s unlimited && env $(br_launch_env "$mpi") "$@" \
      $(hs_mpiexec "$mpi") -n "$n" "$exe" -f RAMSIN >run.log 2>&1)
   rc=$?
   hs_since "$t0" >"$dir/wall"
@@ -254,7 +262,7 @@ for mpi in $HS_CHECK_MPIS; do
   fi
   [ "$HS_CHECK_MODE" = build ] && continue
   # shellcheck disable=SC2046
-  hs_say_env "$mpi" $(hs_run_env "$mpi")
+  hs_say_env "$mpi" $(br_launch_env "$mpi")
   name=$(br_label leapfrog)
   for n in ${HS_CHECK_RANKS:-$br_ranks}; do
     if ! br_run "$work/runs/own-$n" "$work/own/build/brams-6.0" "$mpi" "$n"; then

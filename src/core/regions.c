@@ -13,6 +13,7 @@ struct hs_region_set_s {
   int n, cap;
   int *field;       /* per entry: field index or -1 */
   uint32_t *mask;   /* per entry: sides */
+  uint32_t *named;  /* per entry: the sides named one by one (not by faces, edges, ...) */
 };
 
 static int side_bit(const int h[HS_MAX_DIMS]) { return (h[0] + 1) * 9 + (h[1] + 1) * 3 + h[2] + 1; }
@@ -61,7 +62,7 @@ int hs_region_set_add(hs_region_set s, int field, const char *names) {
     return hs__error(HS_ERR_ARG, "hs_region_set_add: field = %d; a field index 0..%d, or -1 "
                      "for every field", field, HS_MAX_FIELDS - 1);
   if (!names) return hs__error(HS_ERR_ARG, "hs_region_set_add: names is NULL");
-  uint32_t m = 0;
+  uint32_t m = 0, named = 0;
   for (const char *t = names; *t;) {
     while (*t == ',' || isspace((unsigned char)*t)) t++;
     size_t len = 0;
@@ -73,6 +74,7 @@ int hs_region_set_add(hs_region_set s, int field, const char *names) {
                        "x+, y-, y+, z-, z+, an edge or corner such as x-y+, west, east, south, "
                        "north, bottom, top, faces, edges, corners, all)", (int)len, t, names);
     m |= one;
+    if (!(one & (one - 1))) named |= one; /* one side: named, not a group */
     t += len;
   }
   if (!m) return hs__error(HS_ERR_ARG, "hs_region_set_add: names \"%s\" names no region", names);
@@ -82,10 +84,13 @@ int hs_region_set_add(hs_region_set s, int field, const char *names) {
     if (f) s->field = f;
     uint32_t *mk = f ? realloc(s->mask, (size_t)cap * sizeof *mk) : NULL;
     if (mk) s->mask = mk;
-    if (!f || !mk) return hs__error(HS_ERR_NOMEM, "hs_region_set_add: out of memory");
+    uint32_t *nm = mk ? realloc(s->named, (size_t)cap * sizeof *nm) : NULL;
+    if (nm) s->named = nm;
+    if (!f || !mk || !nm) return hs__error(HS_ERR_NOMEM, "hs_region_set_add: out of memory");
     s->cap = cap;
   }
   s->field[s->n] = field;
+  s->named[s->n] = named;
   s->mask[s->n++] = m;
   return HS_OK;
 }
@@ -94,6 +99,7 @@ int hs_region_set_free(hs_region_set *s) {
   if (!s || !*s) return HS_OK;
   free((*s)->field);
   free((*s)->mask);
+  free((*s)->named);
   free(*s);
   *s = NULL;
   return HS_OK;
@@ -116,11 +122,11 @@ int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks) {
       return hs__error(HS_ERR_ARG, "hs_plan_create_regions: the region set names field %d; "
                        "the plan has %d fields (0..%d, or -1 for every field)", s->field[e],
                        p->nfields, p->nfields - 1);
-    if (s->mask[e] & outside)
+    if (s->named[e] & outside) /* groups (faces, all, ...) mean the grid's own sides */
       return hs__error(HS_ERR_ARG, "hs_plan_create_regions: the region set names a z region "
                        "(field %d) but the grid has %d axes", s->field[e], p->ndims);
     for (int f = 0; f < p->nfields; f++)
-      if (s->field[e] < 0 || s->field[e] == f) p->region_mask[f] |= s->mask[e];
+      if (s->field[e] < 0 || s->field[e] == f) p->region_mask[f] |= s->mask[e] & ~outside;
   }
   if (p->core.staged || p->order == HS_ORDER_SWEEP)
     return hs__error(HS_ERR_ARG, "hs_plan_create_regions: a region set cannot be combined with "

@@ -117,6 +117,12 @@ module ModMessageSet
 
   logical, parameter :: dumpLocal=.false.
 
+  ! HALOSWAP_BRAMS_ULP=<receive set name> (the check's sensitivity run, docs/brams.md): after
+  ! that set's first exchange, the lowest rank receiving anything moves its first received
+  ! point up by one ulp
+  character(len=64) :: ulpSet = ''
+  logical :: ulpRead = .false.
+
 contains
 
   ! CreateMessageSet: a MessageSet with one envelope per true hasMsg (neighbour order) and no
@@ -314,7 +320,39 @@ contains
     call complete_nonblocking_halo_swap(sets(k)%hs, ierr)
     if (ierr /= HALOSWAP_OK) call fatal_error(h//" haloswap, set "//trim(sets(k)%set%name)// &
          ": "//haloswap_error_message())
+    if (.not. ulpRead) call get_environment_variable("HALOSWAP_BRAMS_ULP", ulpSet)
+    ulpRead = .true.
+    if (ulpSet /= '' .and. ulpSet == RecvMsg%name) call one_ulp(RecvMsg)
   end subroutine WaitRecvMsgs
+
+  ! The sensitivity run's change (HALOSWAP_BRAMS_ULP), once.
+  subroutine one_ulp(RecvMsg)
+    type(MessageSet), pointer :: RecvMsg
+    type(FieldSection), pointer :: node
+    integer :: has(1), ierr, rank, k
+    has = 0
+    if (RecvMsg%nMsgs > 0) has = 1
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    if (has(1) == 0) rank = huge(rank)
+    has(1) = rank
+    call MPI_Allreduce(MPI_IN_PLACE, has, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
+    ulpSet = ''
+    if (has(1) /= rank) return
+    node => null()
+    node => NextFieldSection(node, RecvMsg%oneMsg(1)%fieldList)
+    k = 1
+    if (associated(node%vTabPtr%var_p_3D)) then ! a level in the middle of the column
+       k = max(1, size(node%vTabPtr%var_p_3D, 1) / 2)
+       node%vTabPtr%var_p_3D(k, node%xStart, node%yStart) = &
+            nearest(node%vTabPtr%var_p_3D(k, node%xStart, node%yStart), 1.0)
+    else if (associated(node%vTabPtr%var_p_2D)) then
+       node%vTabPtr%var_p_2D(node%xStart, node%yStart) = &
+            nearest(node%vTabPtr%var_p_2D(node%xStart, node%yStart), 1.0)
+    end if
+    write(*, "(a, i0, 4a, 3(i0, a))") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: rank ", &
+         rank, " moved ", trim(node%vTabPtr%name), " of ", trim(RecvMsg%name), " at (", k, &
+         ",", node%xStart, ",", node%yStart, ") up by one ulp"
+  end subroutine one_ulp
 
   ! The receive set's entry of a (send, recv) pair; 0 when neither is associated (one rank:
   ! BRAMS makes no sets).

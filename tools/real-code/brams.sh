@@ -290,6 +290,26 @@ for mpi in $HS_CHECK_MPIS; do
       res=$(br_compare "$work/runs/own-$n/dataout/ANL" "$work/runs/dropin-$n/dataout/ANL")
       hs_table_row "$name" "$n" "$t" "$mpi" "${res%% *}" "${res#* }"
     done
+    # The comparison is sensitive: one received value one ulp off (the drop-in's
+    # HALOSWAP_BRAMS_ULP) must change the output. Once, at the first rank count above 1.
+    if [ "$n" -gt 1 ] && [ -z "${br_ulp_done:-}" ]; then
+      br_ulp_done=1
+      if br_run "$work/runs/ulp-$n" "$dropin" "$mpi" "$n" HALOSWAP_TRANSPORT=p2p \
+           HALOSWAP_BRAMS_ULP=AcouRecvU; then
+        res=$(br_compare "$work/runs/own-$n/dataout/ANL" "$work/runs/ulp-$n/dataout/ANL")
+        what=$(grep -m1 'HALOSWAP_BRAMS_ULP' "$work/runs/ulp-$n/run.log" | sed 's/.*HALOSWAP_BRAMS_ULP: //')
+        if [ "${res%% *}" = DIFFERS ]; then res="sensitive ${what:-?}; output: ${res#* }"
+        else res="INSENSITIVE ${what:-?}: the output did not change"
+          HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+        fi
+      else
+        res="FAILED see $work/runs/ulp-$n/run.log"
+        HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+      fi
+      printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$name, one ulp off" "$n" p2p "$mpi" \
+        "${res%% *}" "${res#* }" >>"$HS_CHECK_TABLE"
+      hs_progress "$name, $n ranks, one received value one ulp off, $mpi: ${res%% *}"
+    fi
   done
 done
 [ "$HS_CHECK_KEEP" = 1 ] || { rm -rf "$HS_CHECK_WORK"; HS_CHECK_BUILDS=""; }

@@ -163,6 +163,33 @@ static inline int test_arg(int argc, char **argv, int *i, const char **specs, in
   return 1;
 }
 
+/* The command line of the oracle programs that loop over transports (test_boxes,
+ * test_regions): --transport SPEC... (default: every transport, auto only at 1-4 ranks: it
+ * times every candidate per plan, too slow oversubscribed) and --may-be-unusable NAME...
+ * Returns 0, or 2 after saying which argument is unknown. */
+static inline int test_transport_args(int argc, char **argv, const char *who, int size,
+                                      const char **specs, int *nspecs, const char **optional,
+                                      int *noptional) {
+  int nswaps = 1;
+  *nspecs = *noptional = 0;
+  for (int i = 1; i < argc; i++) {
+    if (test_arg(argc, argv, &i, specs, nspecs, 64, &nswaps))
+      continue;
+    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && *noptional < 16)
+      optional[(*noptional)++] = argv[++i];
+    else {
+      if (test_rank == 0) fprintf(stderr, "%s: unknown argument '%s'\n", who, argv[i]);
+      return 2;
+    }
+  }
+  if (*nspecs == 0)
+    for (int t = 0; t < hs_transport_count() && *nspecs < 64; t++)
+      if (test_default_transport(hs_transport_name(t)) &&
+          (size <= 4 || strcmp(hs_transport_name(t), "auto")))
+        specs[(*nspecs)++] = hs_transport_name(t);
+  return 0;
+}
+
 /* A small default decomposition (8 x 8 x 2) of MPI_COMM_WORLD, or NULL. */
 static inline hs_decomp test_small_decomp(void) {
   hs_decomp_desc dd;

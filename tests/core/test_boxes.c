@@ -253,31 +253,18 @@ static int errors(void) {
 }
 
 int main(int argc, char **argv) {
-  int rank, size, nswaps = 1, nspecs = 0, noptional = 0;
+  int rank, size, nspecs, noptional;
   const char *specs[64], *optional[16];
   test_init(&argc, &argv, &rank, &size);
-  for (int i = 1; i < argc; i++) {
-    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
-      continue;
-    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
-      optional[noptional++] = argv[++i];
-    else {
-      if (rank == 0) fprintf(stderr, "test_boxes: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
+  if (test_transport_args(argc, argv, "test_boxes", size, specs, &nspecs, optional, &noptional)) {
+    MPI_Finalize();
+    return 2;
   }
   if (size > 64) {
     if (rank == 0) printf("test_boxes: at most 64 ranks\n");
     MPI_Finalize();
     return 77;
   }
-  /* auto times every candidate per plan: too slow oversubscribed (as test_halo, above 4). */
-  if (nspecs == 0)
-    for (int t = 0; t < hs_transport_count() && nspecs < 64; t++)
-      if (test_default_transport(hs_transport_name(t)) &&
-          (size <= 4 || strcmp(hs_transport_name(t), "auto")))
-        specs[nspecs++] = hs_transport_name(t);
   int passed = 0, failed = 0, unusable = 0;
   for (int t = 0; t < nspecs; t++) {
     if (!test_transport_usable(specs[t], optional, noptional, &unusable, &failed)) continue;

@@ -81,25 +81,14 @@ static long run(const char *spec, int c) {
 }
 
 int main(int argc, char **argv) {
-  int size, nswaps = 1, nspecs = 0, noptional = 0;
+  int size, nspecs, noptional;
   const char *specs[64], *optional[16];
   test_init(&argc, &argv, &test_rank, &size);
-  for (int i = 1; i < argc; i++) {
-    if (test_arg(argc, argv, &i, specs, &nspecs, 64, &nswaps))
-      continue;
-    else if (!strcmp(argv[i], "--may-be-unusable") && i + 1 < argc && noptional < 16)
-      optional[noptional++] = argv[++i];
-    else {
-      if (test_rank == 0) fprintf(stderr, "test_regions: unknown argument '%s'\n", argv[i]);
-      MPI_Finalize();
-      return 2;
-    }
+  if (test_transport_args(argc, argv, "test_regions", size, specs, &nspecs, optional,
+                          &noptional)) {
+    MPI_Finalize();
+    return 2;
   }
-  if (nspecs == 0)
-    for (int t = 0; t < hs_transport_count() && nspecs < 64; t++)
-      if (test_default_transport(hs_transport_name(t)) &&
-          (size <= 4 || strcmp(hs_transport_name(t), "auto")))
-        specs[nspecs++] = hs_transport_name(t);
   int passed = 0, failed = 0, unusable = 0;
   for (int t = 0; t < nspecs; t++) {
     if (!test_transport_usable(specs[t], optional, noptional, &unusable, &failed)) continue;

@@ -46,7 +46,8 @@ module ModMessageSet
        var_tables_r
   use haloswap, only: halo_communication_type, haloswap_decomposition, HALOSWAP_OK, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, haloswap_error_message, &
-       haloswap_transport_name
+       haloswap_transport_name, finalise_halo_communication, haloswap_decomposition_free, &
+       haloswap_at_finalize
   use haloswap_geometry, only: haloswap_gfield, haloswap_region_set, haloswap_geometry_init, &
        haloswap_decomposition_create_boxes, haloswap_region_set_create, &
        haloswap_region_set_add, haloswap_region_set_free, HALOSWAP_LAYOUT_XYZ
@@ -514,6 +515,7 @@ contains
           call haloswap_decomposition_create_boxes(boxes(w), world, [nnxp, nnyp], l, u, ierr)
           if (ierr /= HALOSWAP_OK) call fatal_error(h//" haloswap box decomposition: "// &
                haloswap_error_message())
+          if (w == 0) call haloswap_at_finalize(c_funloc(at_finalize), ierr)
        end if
        if (w == wide) then
           lo = l
@@ -522,6 +524,21 @@ contains
     end do
     boxesGrid => g
   end subroutine grid_boxes
+
+  ! At MPI_Finalize (BRAMS has no call for it): the plans and decompositions go, in the order
+  ! every rank made them (freeing is collective; MPI libraries complain of windows left).
+  subroutine at_finalize() bind(c)
+    integer :: k, ierr
+    do k = 1, nsets
+       if (sets(k)%state == 1) call finalise_halo_communication(sets(k)%hs, ierr)
+       sets(k)%state = 2
+    end do
+    if (associated(boxesGrid)) then
+       call haloswap_decomposition_free(boxes(0), ierr)
+       call haloswap_decomposition_free(boxes(1), ierr)
+    end if
+    boxesGrid => null()
+  end subroutine at_finalize
 
   ! Field vt as haloswap fields gf(n+1...): its array covers GlobalWithGhost's box of this
   ! rank; the interior starts at the decomposition's box corner lo.

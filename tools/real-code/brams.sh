@@ -149,15 +149,21 @@ br_build_dropin() {
   sed -i "s|$own/|$dir/|g" "$dir/build/Makefile" "$dir/build/Make_utils"
   rm -f "$dir/build/brams-6.0" "$dir/.hs-stamp"
   cp "$prefix/share/haloswap/brams/ModMessageSet.f90" "$dir/src/brams/mpi/ModMessageSet.f90"
+  touch "$dir/src/brams/mpi/ModMessageSet.f90"
+  # haloswap's Fortran modules on every compile line (BRAMS compiles ModMessageSet.f90 with
+  # its bare compiler command), its libraries on the link line (MPI_LIB, empty in BRAMS)
+  rm -f "$dir/hs-bin/mpif90"
+  printf '#!/bin/sh\n# haloswap'"'"'s Fortran modules (tools/real-code/brams.sh)\nexec %s -I%s "$@"\n' \
+    "$(command -v "mpif90.$mpi")" "$prefix/include" >"$dir/hs-bin/mpif90"
+  chmod +x "$dir/hs-bin/mpif90"
   libs=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
-  printf 'cd %q && PATH=%q:$PATH make OT_FLAGS=%q MPI_LIB=%q\n' "$dir/build" "$dir/hs-bin" \
-    "-O3 -I$prefix/include" "$libs" >"$dir/hs-rebuild.sh"
+  printf 'cd %q && PATH=%q:$PATH make MPI_LIB=%q\n' "$dir/build" "$dir/hs-bin" "$libs" \
+    >"$dir/hs-rebuild.sh"
   br_log "haloswap's drop-in ($mpi): src/brams/mpi/ModMessageSet.f90 replaced; make rebuilds what uses it (log $dir/build.log)"
   : >"$dir/build.log"
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 "OT_FLAGS=-O3 -I$prefix/include" \
-     "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make "OT_FLAGS=-O3 -I$prefix/include" \
-     "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
+  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
+  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
+  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
     { tail -30 "$dir/build.log" >&2; hs_die "the drop-in build failed ($dir/build.log)"; }
   br_stamp "$mpi" "$prefix" >"$dir/.hs-stamp"
   br_log "haloswap's drop-in ($mpi): built in $(hs_since "$t0") s"

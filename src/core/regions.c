@@ -107,6 +107,11 @@ int hs_region_set_free(hs_region_set *s) {
 
 int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks) {
   if (!s && !masks) return HS_OK;
+  /* also for a nested plan: auto's staged candidate would swap every region */
+  if (p->core.staged || p->order == HS_ORDER_SWEEP)
+    return hs__error(HS_ERR_ARG, "hs_plan_create_regions: a region set cannot be combined with "
+                     "%s, which exchanges axis by axis", p->core.staged ? "staged=1"
+                                                                         : "HS_ORDER_SWEEP");
   p->region_mask = calloc((size_t)p->nfields, sizeof *p->region_mask);
   if (!p->region_mask) return hs__error(HS_ERR_NOMEM, "hs_plan_create_regions: out of memory");
   if (masks) { /* a nested plan: its parent's, already checked */
@@ -128,10 +133,6 @@ int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks) {
     for (int f = 0; f < p->nfields; f++)
       if (s->field[e] < 0 || s->field[e] == f) p->region_mask[f] |= s->mask[e] & ~outside;
   }
-  if (p->core.staged || p->order == HS_ORDER_SWEEP)
-    return hs__error(HS_ERR_ARG, "hs_plan_create_regions: a region set cannot be combined with "
-                     "%s, which exchanges axis by axis", p->core.staged ? "staged=1"
-                                                                         : "HS_ORDER_SWEEP");
   return HS_OK;
 }
 

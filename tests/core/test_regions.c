@@ -99,6 +99,23 @@ int main(int argc, char **argv) {
         printf("FAIL %s case %d at %d ranks: %ld wrong cells\n", specs[t], c, size, bad);
     }
   }
+  { /* refused: the staged exchange goes axis by axis */
+    hs_decomp d = test_periodic_decomp(2, 12, 10, 1);
+    double a[16 * 14];
+    hs_field f = hs_field_array(HS_FLOAT64, a, HS_LAYOUT_ZFAST, 2);
+    hs_plan_desc pd;
+    test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 1, &f, "p2p:staged=1");
+    hs_region_set rs;
+    hs_region_set_create(&rs);
+    hs_region_set_add(rs, -1, "west");
+    hs_plan p = NULL;
+    int ok = size > 4 || (hs_plan_create_regions(d, &pd, rs, &p) == HS_ERR_ARG &&
+                          strstr(hs_error_message(), "cannot be combined with staged=1"));
+    ok ? passed++ : failed++;
+    if (!ok && test_rank == 0) printf("FAIL staged refused: %s\n", hs_error_message());
+    hs_region_set_free(&rs);
+    hs_decomp_free(&d);
+  }
   if (test_rank == 0)
     printf("test_regions at %d ranks:\n%d passed, %d failed, %d transports not usable here\n",
            size, passed, failed, unusable);

@@ -67,7 +67,7 @@ module haloswap_geometry
   end type haloswap_region_set
 
   public :: haloswap_decomposition_create_boxes, haloswap_region_set_create, &
-       haloswap_region_set_add, haloswap_region_set_free
+       haloswap_region_set_add, haloswap_region_set_free, haloswap_get_bytes
   public :: haloswap_field_set_depth, haloswap_field_set_stagger, haloswap_geometry_init, &
        haloswap_reverse, haloswap_reverse_start, haloswap_reverse_complete, &
        haloswap_accumulate_fill, haloswap_swap_test, haloswap_decomposition_create_ex, &
@@ -160,6 +160,11 @@ module haloswap_geometry
        import :: c_int, c_ptr
        type(c_ptr), intent(inout) :: s
      end function c_region_set_free
+     integer(c_int) function c_plan_bytes(p, sent, recv, self) bind(c, name="hs_f_plan_bytes")
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: p
+       real(c_double), intent(out) :: sent, recv, self
+     end function c_plan_bytes
      integer(c_int) function c_next_regions(s) bind(c, name="hs_f_next_regions")
        import :: c_int, c_ptr
        type(c_ptr), value :: s
@@ -583,6 +588,15 @@ contains
     integer, intent(out) :: ierr
     ierr = int(c_region_set_add(set%ptr, int(field - 1, c_int), trim(names) // c_null_char))
   end subroutine haloswap_region_set_add
+
+  !> Bytes a plan sends to other ranks, receives from them and copies within this rank per
+  !> swap, on this rank.
+  subroutine haloswap_get_bytes(hs, sent, recv, self, ierr)
+    type(halo_communication_type), intent(in) :: hs
+    real(c_double), intent(out) :: sent, recv, self
+    integer, intent(out) :: ierr
+    ierr = int(c_plan_bytes(hs%plan, sent, recv, self))
+  end subroutine haloswap_get_bytes
 
   subroutine haloswap_region_set_free(set, ierr)
     type(haloswap_region_set), intent(inout) :: set

@@ -260,3 +260,14 @@ int hs_f_decomp_create_boxes(MPI_Fint fcomm, int ndims, const int *global, const
   return hs_decomp_create_boxes(MPI_Comm_f2c(fcomm), ndims, global, periodic, lo, hi, out);
 }
 
+
+/* haloswap_get_bytes: what a plan moves per swap on this rank (hs_plan_stats). */
+int hs_f_plan_bytes(hs_plan p, double *sent, double *recv, double *self) {
+  hs_plan_stats st;
+  int rc = hs_plan_get_stats(p, &st);
+  if (rc != HS_OK) return rc;
+  *sent = (double)st.bytes_sent_per_swap;
+  *recv = (double)st.bytes_recv_per_swap;
+  *self = (double)st.bytes_self_per_swap;
+  return HS_OK;
+}

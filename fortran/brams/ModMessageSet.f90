@@ -50,7 +50,7 @@ module ModMessageSet
        haloswap_at_finalize
   use haloswap_geometry, only: haloswap_gfield, haloswap_region_set, haloswap_geometry_init, &
        haloswap_decomposition_create_boxes, haloswap_region_set_create, &
-       haloswap_region_set_add, haloswap_region_set_free, HALOSWAP_LAYOUT_XYZ
+       haloswap_region_set_add, haloswap_region_set_free, haloswap_get_bytes, HALOSWAP_LAYOUT_XYZ
 
   implicit none
   private
@@ -99,22 +99,6 @@ module ModMessageSet
   type(haloswap_decomposition) :: boxes(0:1)
   type(DomainDecomp), pointer :: boxesGrid => null()
 
-  type, bind(c) :: hs_stats_c
-     integer(c_int64_t) :: swaps, sent, recv, self
-     real(c_double) :: tstart, tcomplete
-     integer(c_int64_t) :: allocated
-     integer(c_int) :: npeers
-     real(c_double) :: total, exposed, test
-     integer(c_int64_t) :: reverses
-     real(c_double) :: treverse
-  end type hs_stats_c
-  interface
-     integer(c_int) function c_plan_stats(p, st) bind(c, name="hs_plan_get_stats")
-       import :: c_int, c_ptr, hs_stats_c
-       type(c_ptr), value :: p
-       type(hs_stats_c), intent(out) :: st
-     end function c_plan_stats
-  end interface
 
   logical, parameter :: dumpLocal=.false.
 
@@ -380,10 +364,10 @@ contains
     type(FieldSection), pointer :: node
     type(haloswap_gfield), allocatable :: gf(:)
     type(haloswap_region_set) :: rs
-    type(hs_stats_c) :: st
+    real(c_double) :: moved(3)
     integer :: nf(2), wide, mask, m, i, j, x, y, gx, gy, x0, y0, lo(2), hi(2), ierr, f, n
     integer :: nnxp, nnyp, nfh, w1(1)
-    integer(c_int64_t) :: want(2)
+    real(c_double) :: want(2)
     character(len=64) :: names
 
     e => sets(k)
@@ -470,16 +454,16 @@ contains
          ": "//haloswap_error_message())
     call haloswap_region_set_free(rs, ierr)
     ! the plan moves what BRAMS's sets list: the same bytes each way
-    ierr = int(c_plan_stats(e%hs%plan, st))
+    call haloswap_get_bytes(e%hs, moved(1), moved(2), moved(3), ierr)
     want = 0
     do m = 1, s%set%nMsgs
-       want(1) = want(1) + 4_c_int64_t * s%set%oneMsg(m)%bufSize
+       want(1) = want(1) + 4.0_c_double * s%set%oneMsg(m)%bufSize
     end do
     do m = 1, e%set%nMsgs
-       want(2) = want(2) + 4_c_int64_t * e%set%oneMsg(m)%bufSize
+       want(2) = want(2) + 4.0_c_double * e%set%oneMsg(m)%bufSize
     end do
-    if (st%sent /= want(1) .or. st%recv /= want(2) .or. st%self /= 0) then
-       write(names, "(4(i0,1x))") st%sent, want(1), st%recv, want(2)
+    if (moved(1) /= want(1) .or. moved(2) /= want(2) .or. moved(3) /= 0) then
+       write(names, "(4(i0,1x))") nint(moved(1)), nint(want(1)), nint(moved(2)), nint(want(2))
        call fatal_error(h//" haloswap plan for "//trim(e%set%name)//" differs from BRAMS's "// &
             "message sets: bytes sent, BRAMS's, received, BRAMS's: "//trim(names))
     end if

@@ -61,6 +61,13 @@ module haloswap_geometry
           gfield_i64_4
   end interface haloswap_gfield
 
+  !> A region set (docs/api.md, "Region sets"): the halo sides a plan swaps, per field.
+  type, public :: haloswap_region_set
+     type(c_ptr) :: ptr = c_null_ptr
+  end type haloswap_region_set
+
+  public :: haloswap_decomposition_create_boxes, haloswap_region_set_create, &
+       haloswap_region_set_add, haloswap_region_set_free, haloswap_get_bytes
   public :: haloswap_field_set_depth, haloswap_field_set_stagger, haloswap_geometry_init, &
        haloswap_reverse, haloswap_reverse_start, haloswap_reverse_complete, &
        haloswap_accumulate_fill, haloswap_swap_test, haloswap_decomposition_create_ex, &
@@ -132,6 +139,36 @@ module haloswap_geometry
             have_ranges(*)
        type(c_ptr), intent(out) :: out
      end function c_decomp_ex
+     integer(c_int) function c_decomp_boxes(comm, ndims, global, periodic, lo, hi, out) &
+          bind(c, name="hs_f_decomp_create_boxes")
+       import :: c_int, c_ptr
+       integer(c_int), value :: comm, ndims
+       integer(c_int), intent(in) :: global(*), periodic(*), lo(*), hi(*)
+       type(c_ptr), intent(out) :: out
+     end function c_decomp_boxes
+     integer(c_int) function c_region_set_create(out) bind(c, name="hs_region_set_create")
+       import :: c_int, c_ptr
+       type(c_ptr), intent(out) :: out
+     end function c_region_set_create
+     integer(c_int) function c_region_set_add(s, field, names) bind(c, name="hs_region_set_add")
+       import :: c_int, c_ptr, c_char
+       type(c_ptr), value :: s
+       integer(c_int), value :: field
+       character(kind=c_char), intent(in) :: names(*)
+     end function c_region_set_add
+     integer(c_int) function c_region_set_free(s) bind(c, name="hs_region_set_free")
+       import :: c_int, c_ptr
+       type(c_ptr), intent(inout) :: s
+     end function c_region_set_free
+     integer(c_int) function c_plan_bytes(p, sent, recv, self) bind(c, name="hs_f_plan_bytes")
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: p
+       real(c_double), intent(out) :: sent, recv, self
+     end function c_plan_bytes
+     integer(c_int) function c_next_regions(s) bind(c, name="hs_f_next_regions")
+       import :: c_int, c_ptr
+       type(c_ptr), value :: s
+     end function c_next_regions
      integer(c_int) function c_overlap(p, total, exposed, test) bind(c, name="hs_f_overlap_stats")
        import :: c_int, c_ptr, c_double
        type(c_ptr), value :: p
@@ -313,7 +350,7 @@ contains
   !> axes to sweep in order (Lare3d, EPOCH: [HALOSWAP_X, HALOSWAP_Y, HALOSWAP_Z]; empty: x, y,
   !> z); at most one of them.
   subroutine haloswap_geometry_init(hs, decomp, fields, depth, involve_corners, ierr, transport, &
-       order_offsets, sweep_axes)
+       order_offsets, sweep_axes, regions)
     type(halo_communication_type), intent(inout) :: hs
     type(haloswap_decomposition), intent(in) :: decomp
     type(haloswap_gfield), intent(in) :: fields(:)
@@ -322,6 +359,7 @@ contains
     integer, intent(out) :: ierr
     character(len=*), intent(in), optional :: transport
     integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
+    type(haloswap_region_set), intent(in), optional :: regions
     integer(c_int) :: orows, norder, nsweep
     integer :: nf, i
     integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:), &
@@ -349,6 +387,7 @@ contains
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
     call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
+    if (present(regions)) ierr = int(c_next_regions(regions%ptr))
     ierr = int(c_plan_geom(decomp%ptr, int(nf, c_int), kinds, datas, ranks, layouts, cf, shapes, &
          hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
          involve_corners), tname, orows, norder, offs, nsweep, axs, hs%plan))
@@ -513,5 +552,56 @@ contains
     ierr = int(c_decomp_ex(int(comm%MPI_VAL, c_int), nd, g, p, per, rem, ao, flat, have, fcart, &
          decomp%ptr))
   end subroutine haloswap_decomposition_create_ex
+
+  !> Any box decomposition (docs/api.md, "Box decompositions"): this rank's box of global
+  !> points lo(a)..hi(a) (1-based, inclusive) on a grid of global(a) points per axis (2 or 3
+  !> axes); periodic(a) 0 or 1 (default: none). Collective.
+  subroutine haloswap_decomposition_create_boxes(decomp, comm, global, lo, hi, ierr, periodic)
+    type(haloswap_decomposition), intent(inout) :: decomp
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: global(:), lo(:), hi(:)
+    integer, intent(out) :: ierr
+    integer, intent(in), optional :: periodic(:)
+    integer(c_int) :: g(3), per(3), l(3), h(3), nd
+    nd = int(size(global), c_int)
+    g = 1; per = 0; l = 0; h = 1
+    g(1:min(3, size(global))) = int(global(1:min(3, size(global))), c_int)
+    if (present(periodic)) per(1:min(3, size(periodic))) = &
+         int(periodic(1:min(3, size(periodic))), c_int)
+    l(1:min(3, size(lo))) = int(lo(1:min(3, size(lo))) - 1, c_int)
+    h(1:min(3, size(hi))) = int(hi(1:min(3, size(hi))), c_int)
+    ierr = int(c_decomp_boxes(int(comm%MPI_VAL, c_int), nd, g, per, l, h, decomp%ptr))
+  end subroutine haloswap_decomposition_create_boxes
+
+  subroutine haloswap_region_set_create(set, ierr)
+    type(haloswap_region_set), intent(inout) :: set
+    integer, intent(out) :: ierr
+    ierr = int(c_region_set_create(set%ptr))
+  end subroutine haloswap_region_set_create
+
+  !> Regions (names as in C: "west", "x+ y+", "faces", ...) for field `field` of the plan's
+  !> fields (1-based), or every field (field = 0).
+  subroutine haloswap_region_set_add(set, field, names, ierr)
+    type(haloswap_region_set), intent(in) :: set
+    integer, intent(in) :: field
+    character(len=*), intent(in) :: names
+    integer, intent(out) :: ierr
+    ierr = int(c_region_set_add(set%ptr, int(field - 1, c_int), trim(names) // c_null_char))
+  end subroutine haloswap_region_set_add
+
+  !> Bytes a plan sends to other ranks, receives from them and copies within this rank per
+  !> swap, on this rank.
+  subroutine haloswap_get_bytes(hs, sent, recv, self, ierr)
+    type(halo_communication_type), intent(in) :: hs
+    real(c_double), intent(out) :: sent, recv, self
+    integer, intent(out) :: ierr
+    ierr = int(c_plan_bytes(hs%plan, sent, recv, self))
+  end subroutine haloswap_get_bytes
+
+  subroutine haloswap_region_set_free(set, ierr)
+    type(haloswap_region_set), intent(inout) :: set
+    integer, intent(out) :: ierr
+    ierr = int(c_region_set_free(set%ptr))
+  end subroutine haloswap_region_set_free
 
 end module haloswap_geometry

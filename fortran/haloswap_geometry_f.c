@@ -85,16 +85,26 @@ static int f_order(hs_decomp d, const char *who, hs_plan_desc *pd, int orows, in
   return HS_OK;
 }
 
+/* The region set haloswap_geometry_init's `regions` gives the plan it makes next on this
+ * thread (hs_f_next_regions; taken by hs__f_plan_finish). */
+static _Thread_local hs_region_set next_regions;
+int hs_f_next_regions(hs_region_set s) {
+  next_regions = s;
+  return HS_OK;
+}
+
 int hs__f_plan_finish(hs_decomp d, const char *who, int rc, hs_plan_desc *pd, hs_field *fields,
                       int nfields, const char *transport, int orows, int norder,
                       const int *offsets, int nsweep, const int *axes, hs_plan *out) {
+  hs_region_set regions = next_regions;
+  next_regions = NULL;
   if (rc == HS_OK) rc = f_order(d, who, pd, orows, norder, offsets, nsweep, axes);
   rc = hs__agree(d->comm, rc);
   if (rc == HS_OK) {
     pd->nfields = nfields;
     pd->fields = fields;
     pd->transport_name = (transport && transport[0]) ? transport : NULL;
-    rc = hs_plan_create(d, pd, out);
+    rc = hs_plan_create_regions(d, pd, regions, out);
   }
   free(fields);
   return rc;
@@ -241,4 +251,23 @@ int hs_f_decomp_create_ex(MPI_Fint fcomm, int ndims, const int *global, const in
   *out = NULL;
   rc = hs__agree(base, rc);
   return rc == HS_OK ? hs_decomp_create(MPI_Comm_f2c(fcomm), &desc, out) : rc;
+}
+
+/* haloswap_decomposition_create_boxes: lo, hi are 0-based, hi exclusive (the Fortran side
+ * converts its 1-based inclusive bounds). */
+int hs_f_decomp_create_boxes(MPI_Fint fcomm, int ndims, const int *global, const int *periodic,
+                             const int *lo, const int *hi, hs_decomp *out) {
+  return hs_decomp_create_boxes(MPI_Comm_f2c(fcomm), ndims, global, periodic, lo, hi, out);
+}
+
+
+/* haloswap_get_bytes: what a plan moves per swap on this rank (hs_plan_stats). */
+int hs_f_plan_bytes(hs_plan p, double *sent, double *recv, double *self) {
+  hs_plan_stats st;
+  int rc = hs_plan_get_stats(p, &st);
+  if (rc != HS_OK) return rc;
+  *sent = (double)st.bytes_sent_per_swap;
+  *recv = (double)st.bytes_recv_per_swap;
+  *self = (double)st.bytes_self_per_swap;
+  return HS_OK;
 }

@@ -260,6 +260,28 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done);
  * reverse round; arrays_given: per-swap arrays would have been passed. Returns `code`. */
 int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char *message);
 
+/* ---------------------------------------------------------------- region sets */
+/* A region set makes a plan swap only named parts of its fields' halos (docs/api.md, "Region
+ * sets"): BRAMS's acoustic sets, which fill the west column only, the south row only, or the
+ * east column and north row. A region is one side of the halo as the receiving rank sees it:
+ * "x-" (below x: a west column, also "west"), "x+" ("east"), "y-" ("south"), "y+" ("north"),
+ * "z-" ("bottom"), "z+" ("top"), an edge or corner by its axes ("x-y-": the lower-left
+ * corner), or "faces", "edges", "corners", "all". A face region is the face part only, not
+ * its corners. Local objects (no communication); every rank gives the plan the same set. */
+typedef struct hs_region_set_s *hs_region_set;
+int hs_region_set_create(hs_region_set *out);
+/* Add regions to field `field` of the plan (its index in hs_plan_desc.fields), or to every
+ * field (-1). names: one or more region names separated by commas or blanks. A field the set
+ * never names moves nothing. */
+int hs_region_set_add(hs_region_set s, int field, const char *names);
+int hs_region_set_free(hs_region_set *s);
+/* hs_plan_create, swapping only the regions of `regions` (NULL: the whole halo). Collective;
+ * the set is read during the call only. Refused with staged=1 and HS_ORDER_SWEEP (they go
+ * axis by axis); combined with the stencil and a one-direction swap, all three must allow a
+ * part. The reverse exchange returns what the forward one fills. */
+int hs_plan_create_regions(hs_decomp d, const hs_plan_desc *desc, hs_region_set regions,
+                           hs_plan *out);
+
 /* ---------------------------------------------------------------- reverse exchange */
 /* Every halo cell the plan's forward swap writes is sent back to the rank that owns the
  * cell it mirrors and combined into that interior cell: sum (deposition/accumulation), max,

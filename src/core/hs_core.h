@@ -118,6 +118,16 @@ void hs__order_describe(const hs_plan p, char *buf, size_t len, size_t *n);
  * exchanged axes x, y, z); returns how many. */
 int hs__sweep_axes(const hs_plan p, int axes[HS_MAX_DIMS]);
 
+/* ---- region sets (src/geometry/regions.c) */
+/* Store the set's masks in p (or a nested plan's parent's, masks; both NULL: nothing) and
+ * check them against the plan (after its options are parsed). Local. */
+int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks);
+/* Collective: every rank's plan has the same masks. */
+int hs__regions_same(hs_plan p);
+/* Field f moves data for offset o (fills the receiver's halo side -o). */
+bool hs__region_flow(const hs_plan p, int f, const int o[HS_MAX_DIMS]);
+void hs__regions_describe(const hs_plan p, char *buf, size_t len, size_t *n);
+
 /* ---- the reverse's combine (src/geometry/combine.c): dst op= src */
 /* The kernel of a type and op (HS_OP_REPLACE: a copy). */
 hs_run_fn hs__kernel_of(hs_type t, hs_op op);

@@ -164,6 +164,7 @@ struct hs_plan_s {
   int order_offsets[HS_MAX_OFFSETS][HS_MAX_DIMS];
   int nsweep;
   int sweep_axes[HS_MAX_DIMS];
+  uint32_t *region_mask;  /* per field: the halo sides swapped (src/geometry/regions.c); NULL: all */
   int send_to[HS_MAX_OFFSETS];   /* rank receiving my strip for offset i (or MPI_PROC_NULL) */
   int recv_from[HS_MAX_OFFSETS]; /* rank whose strip fills my halo on side i */
 

@@ -173,6 +173,7 @@ static void owned_ranges(hs_plan p) {
 static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, size_t *bytes) {
   const int *o = p->offsets[i];
   int neg[3] = {-o[0], -o[1], -o[2]};
+  if (!hs__region_flow(p, f, o)) return 0;
   hs_region b = box_for(p, recv ? neg : o, f, recv);
   if (b.count[0] == 0 || b.count[1] == 0 || b.count[2] == 0) return 0;
   const hs_fieldinfo *fi = &p->fields[f];
@@ -245,7 +246,9 @@ static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, siz
         for (t[2] = tl[2]; t[2] <= th[2]; t[2]++)
           for (int f = 0; f < p->nfields; f++) {
             hs_region rb, sb;
-            if (!box_part(p, f, p->offsets[i], r, s, t, &rb, &sb)) continue;
+            if (!hs__region_flow(p, f, p->offsets[i]) ||
+                !box_part(p, f, p->offsets[i], r, s, t, &rb, &sb))
+              continue;
             const hs_fieldinfo *fi = &p->fields[f];
             int nc = fi->fat ? 1 : fi->ncomp;
             for (int c = 0; c < nc; c++, n++) {

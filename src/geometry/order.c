@@ -16,6 +16,7 @@ int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
 /* Field f has points to move for offset o (the same on both sides of the message, and on every
  * rank: only side counts, depths and owned extents enter). */
 static bool field_uses(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {
+  if (!hs__region_flow(p, f, o)) return false;
   for (int a = 0; a < p->ndims; a++)
     if (o[a] != 0 && hs__side_count(p, &p->fields[f], a, -o[a]) == 0) return false;
   return true;

@@ -41,6 +41,7 @@ static void free_core(hs_plan p) {
   free(p->self_bounce);
   free(p->fields);
   free(p->user_fields);
+  free(p->region_mask);
   free(p->config);
   hs__fail_free(p);
   if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
@@ -52,9 +53,11 @@ static void destroy(hs_plan p) {
 }
 
 /* stage: a stage of a staged exchange (hs__plan_nest), or NULL. parent: the plan whose
- * parsed options this one takes (hs__plan_nest), or NULL. */
+ * parsed options this one takes (hs__plan_nest), or NULL. regions, masks: a region set
+ * (hs_plan_create_regions) or a parent plan's masks; NULL: the whole halo. */
 static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
-                       const hs_stage *stage, const hs_plan parent, hs_plan *out) {
+                       const hs_stage *stage, const hs_plan parent, const hs_region_set regions,
+                       const uint32_t *masks, hs_plan *out) {
   if (!out) return hs__error(HS_ERR_ARG, "hs_plan_create: out is NULL");
   *out = NULL;
   if (!d) return hs__error(HS_ERR_ARG, "hs_plan_create: decomposition is NULL");
@@ -97,7 +100,9 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
   if (rc == HS_OK) rc = hs__check_sweep(p);
   if (rc == HS_OK) rc = hs__transport_resolve(p, desc, flags & HS_CREATE_NESTED, parent);
   if (rc == HS_OK) rc = hs__check_boxes(p);
+  if (rc == HS_OK) rc = hs__regions_apply(p, regions, masks);
   rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK) rc = hs__agree(p->comm, hs__regions_same(p));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_same(p, desc));
   if (rc == HS_OK) rc = hs__agree(p->comm, hs__check_shapes(p));
   if (rc == HS_OK) {
@@ -152,11 +157,17 @@ int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *o
     d.nsweep = p->nsweep;
     memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
   }
-  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, out);
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, NULL,
+                     p->region_mask, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
-  return plan_create(d, desc, 0, NULL, NULL, out);
+  return plan_create(d, desc, 0, NULL, NULL, NULL, NULL, out);
+}
+
+int hs_plan_create_regions(hs_decomp d, const hs_plan_desc *desc, hs_region_set regions,
+                           hs_plan *out) {
+  return plan_create(d, desc, 0, NULL, NULL, regions, NULL, out);
 }
 
 int hs_plan_free(hs_plan *pp) {

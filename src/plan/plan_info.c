@@ -46,6 +46,7 @@ int hs_plan_describe(hs_plan p, char *buf, size_t len) {
               p->nfields, p->depth[0], p->depth[1], p->depth[2],
               p->stencil == HS_STENCIL_BOX ? "box" : "star", p->noffsets);
   hs__order_describe(p, buf, len, &n);
+  hs__regions_describe(p, buf, len, &n);
   if (p->ops->describe_exchange) {
     p->ops->describe_exchange(p, buf, len, &n);
   } else {

@@ -85,6 +85,12 @@ static int check_geometry(const hs_decomp d, const hs_plan_desc *desc, int f) {
                        f, a, cells, hl, hh, INT_MAX);
     int lo_extra = node && fl->owner[a] == HS_OWNER_LOWER;
     int hi_extra = node && fl->owner[a] == HS_OWNER_UPPER;
+    /* A box on a wall of a box decomposition receives nothing past it, so its halo there may
+     * be thinner than the depth (BRAMS's arrays stop at the domain's boundary rows). */
+    int wall_lo = d->box && !d->periodic[a] && d->box[6 * d->rank + a] == 0;
+    int wall_hi = d->box && !d->periodic[a] && d->box[6 * d->rank + 3 + a] == d->global[a];
+    if (wall_lo) hl = INT_MAX;
+    if (wall_hi) hh = INT_MAX;
     if (!fl->depth_set[a]) {
       if (hl < desc->depth[a] || hh < desc->depth[a])
         return hs__error(HS_ERR_ARG,

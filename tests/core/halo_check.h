@@ -263,6 +263,8 @@ typedef struct {
   hs_stencil stencil;
   hs_oneway oneway;
   int oneway_axis;
+  /* A region set's sides (bit (hx+1)*9 + (hy+1)*3 + hz+1 for halo side h); 0: every side. */
+  uint32_t regions;
 } tgeom;
 
 static inline void tgeom_from(tgeom *g, hs_decomp d, const hs_plan_desc *pd) {
@@ -326,6 +328,11 @@ static inline int expected(const tgeom *g, const int i[3], int f, int s, hs_type
     }
   }
   if (!interior && g->stencil == HS_STENCIL_STAR && outside > 1) return 0;
+  if (!interior && g->regions) {
+    int b = 0;
+    for (int a = 0; a < 3; a++) b = 3 * b + (i[a] < 0 ? 0 : i[a] >= g->local[a] ? 2 : 1);
+    if (!(g->regions >> b & 1u)) return 0;
+  }
   *want = cell_value(gc, f, s, t);
   return 1;
 }

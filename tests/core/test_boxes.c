@@ -2,7 +2,8 @@
  * the last split in y (at 3 ranks rank 0 has two neighbours on its east side), with and
  * without a gap, periodic or not, box and star stencils, every transport, forward and
  * reverse, every cell against a brute-force oracle that finds each halo cell's owner by
- * scanning the boxes; then every validation error.
+ * scanning the boxes; region sets (hs_plan_create_regions: BRAMS's one-sided sets, west
+ * column only, east and north, ...) on the same layouts; then every validation error.
  * auto runs at 1-4 ranks only (too slow oversubscribed, as in test_halo).
  * Usage: test_boxes [--transport SPEC]... [--may-be-unusable NAME]... */
 #include "halo_check.h"
@@ -38,6 +39,27 @@ static int owner(int size, int x, int y) {
 
 static double value(int x, int y, int z) { return 1.0 + x * 1000.0 + y + z * 0.25; }
 
+/* Region sets: the names given to hs_region_set_add and, for the oracle, the same sides
+ * written out as (hx, hy) pairs as the receiving rank sees them (0 0 ends a list). */
+static const struct {
+  const char *names;
+  int sides[9][2];
+} region_cases[] = {
+    {NULL, {{0, 0}}},                                   /* the whole halo */
+    {"west", {{-1, 0}, {0, 0}}},                        /* BRAMS's U set */
+    {"y-", {{0, -1}, {0, 0}}},                          /* V */
+    {"x+, north", {{1, 0}, {0, 1}, {0, 0}}},            /* P: east and north, no corner */
+    {"x-y- x+", {{-1, -1}, {1, 0}, {0, 0}}},            /* a corner and a face */
+};
+static int rcase; /* the region case of the run in progress */
+
+static int in_regions(int hx, int hy) {
+  if (!region_cases[rcase].names) return 1;
+  for (int s = 0; region_cases[rcase].sides[s][0] || region_cases[rcase].sides[s][1]; s++)
+    if (region_cases[rcase].sides[s][0] == hx && region_cases[rcase].sides[s][1] == hy) return 1;
+  return 0;
+}
+
 /* Global cell filled in rank r's local halo cell (i, j), or 0 if none (outside the depth or
  * stencil, off a wall, or in a gap). */
 static int source(int size, int r, int i, int j, int k, int nd, int star, const int per[2],
@@ -49,6 +71,7 @@ static int source(int size, int r, int i, int j, int k, int nd, int star, const 
     nz += l[a] < 0 || l[a] >= n[a];
   }
   if (nz == 0 || (star && nz > 1)) return 0;
+  if (!in_regions(i < 0 ? -1 : i >= n[0], j < 0 ? -1 : j >= n[1])) return 0;
   *gz = (k + n[2]) % n[2]; /* z: periodic, one box */
   int g[2] = {boxes[r][0] + i, boxes[r][1] + j}, G[2] = {G0, G1};
   for (int a = 0; a < 2; a++) {
@@ -87,7 +110,14 @@ static long run(const char *spec, int nd, int gap, int star, const int per[2], i
   test_plan_desc(&pd, depth, star ? HS_STENCIL_STAR : HS_STENCIL_BOX, 1, &f, spec);
   hs_plan p;
   long bad = 0;
-  if (hs_plan_create(d, &pd, &p) != HS_OK) {
+  hs_region_set rs = NULL;
+  if (region_cases[rcase].names &&
+      (hs_region_set_create(&rs) != HS_OK ||
+       hs_region_set_add(rs, -1, region_cases[rcase].names) != HS_OK))
+    printf("rank %d: region set: %s\n", rank, hs_error_message());
+  int prc = hs_plan_create_regions(d, &pd, rs, &p);
+  hs_region_set_free(&rs);
+  if (prc != HS_OK) {
     if (rank == 0) printf("plan on %s: %s\n", spec, hs_error_message());
     free(a);
     hs_decomp_free(&d);
@@ -191,6 +221,29 @@ static int errors(void) {
   pd.fields = &f;
   hs_field_set_stagger(&f, 0, HS_STAGGER_NODE, HS_OWNER_UPPER);
   bad += expect(hs_plan_create(d, &pd, &p), HS_ERR_ARG, "HS_STAGGER_NODE", "node stagger refused");
+  /* region sets */
+  hs_field_set_stagger(&f, 0, HS_STAGGER_CELL, HS_OWNER_UPPER);
+  hs_region_set rs = NULL;
+  if (hs_region_set_create(&rs) != HS_OK) return bad + 1;
+  bad += expect(hs_region_set_add(rs, 0, "west, x-x-"), HS_ERR_ARG, "'x-x-' in \"west, x-x-\"",
+                "region name");
+  bad += expect(hs_region_set_add(rs, -2, "west"), HS_ERR_ARG, "field = -2", "region field");
+  bad += expect(hs_region_set_add(rs, 0, " , "), HS_ERR_ARG, "names no region", "no region");
+  hs_region_set_add(rs, 1, "x-");
+  bad += expect(hs_plan_create_regions(d, &pd, rs, &p), HS_ERR_ARG, "names field 1; the plan has 1",
+                "region field past nfields");
+  hs_region_set_free(&rs);
+  hs_region_set_create(&rs);
+  hs_region_set_add(rs, 0, "z+");
+  bad += expect(hs_plan_create_regions(d, &pd, rs, &p), HS_ERR_ARG, "grid has 2 axes",
+                "z region in 2-D");
+  hs_region_set_free(&rs);
+  hs_region_set_create(&rs);
+  hs_region_set_add(rs, -1, rank == size - 1 ? "x+" : "x-");
+  if (size > 1)
+    bad += expect(hs_plan_create_regions(d, &pd, rs, &p), HS_ERR_MISMATCH,
+                  "disagree on the regions of field 0", "regions differ");
+  hs_region_set_free(&rs);
   hs_decomp_free(&d);
   free(a);
   return bad;
@@ -212,16 +265,27 @@ int main(int argc, char **argv) {
   for (int t = 0; t < o.nspecs; t++) {
     const char *spec = o.specs[t];
     if (!test_transport_usable(spec, o.optional, o.noptional, &unusable, &failed)) continue;
-    for (int c = 0; c < 20; c++) { /* 2-D: every combination; 3-D: gap, forward and reverse */
-      int nd = c < 16 ? 2 : 3, gap = c < 16 ? c & 1 : 1, star = c < 16 ? c >> 1 & 1 : c & 1;
+    /* 2-D: every combination; 3-D: gap, forward and reverse; then the region sets (2-D),
+     * forward or reverse, periodic or walled, the corner one with the star stencil (which
+     * drops its corner) */
+    for (int c = 0; c < 24; c++) {
+      int nd = c < 16 || c >= 20 ? 2 : 3, gap = c < 16 ? c & 1 : 1, star = c < 16 ? c >> 1 & 1 : c & 1;
       int per[2] = {c >> 2 & 1, c >> 2 & 1}, rev = c < 16 ? c >> 3 & 1 : c >> 1 & 1;
       if (c >= 16) per[0] = per[1] = 1;
+      rcase = c < 20 ? 0 : c - 19;
+      if (rcase) {
+        rev = c & 1;
+        per[0] = per[1] = rcase & 1;
+        gap = rcase == 2;
+        star = rcase == 4;
+      }
       if (size == 1 && gap) gap = 0;
       long bad = run(spec, nd, gap, star, per, rev);
       bad ? failed++ : passed++;
       if (rank == 0 && bad)
-        printf("FAIL %s %dD gap %d star %d periodic %d %s at %d ranks: %ld wrong cells\n",
-               spec, nd, gap, star, per[0], rev ? "reverse" : "forward", size, bad);
+        printf("FAIL %s %dD gap %d star %d periodic %d %s regions %s at %d ranks: %ld wrong "
+               "cells\n", spec, nd, gap, star, per[0], rev ? "reverse" : "forward",
+               region_cases[rcase].names ? region_cases[rcase].names : "all", size, bad);
     }
   }
   int eb = errors();

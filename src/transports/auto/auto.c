@@ -116,8 +116,9 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
       if (!listed) add_default(p, t, nm); /* a transport added later: after the known ones */
     }
     /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do); a sweep
-     * is staged already. */
-    bool edges = hs__staged_useful(p) && !p->has_callbacks && p->order != HS_ORDER_SWEEP;
+     * is staged already; a region set's plan cannot be staged. */
+    bool edges = hs__staged_useful(p) && !p->has_callbacks && p->order != HS_ORDER_SWEEP &&
+                 !p->region_mask;
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);

@@ -14,24 +14,21 @@ import re
 import shlex
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally, run_in  # noqa: E402
 import tempfile
 
 src = os.path.abspath(sys.argv[1])
 tool = os.path.join(src, "tools", "check-peer-bench")
-problems, checked = [], 0
+tally = Tally()
+expect, problems = tally.expect, tally.problems
 
 
-def run(args):
-    r = subprocess.run(args, cwd=src, env=dict(os.environ, TMPDIR="/tmp"),
-                       capture_output=True, text=True, timeout=120)
-    return r.returncode, r.stdout, r.stderr
+def run(args, env_extra=None, shell=False):
+    return run_in(src, args, env_extra, shell)
 
 
-def expect(cond, what):
-    global checked
-    checked += 1
-    if not cond:
-        problems.append(what)
 
 
 doc = open(os.path.join(src, "docs", "benchmarks.md"), encoding="utf-8").read()
@@ -83,7 +80,7 @@ row = [c.strip() for c in out.strip().split("\n")[-1].strip("|").split("|")]
 expect(rc == 0 and row[:2] == ["cfg", "2 (1-9)"] and row[2] == "4 (4-4)" and
        row[4] == "0.50 (hs:shm)" and row[5] == "0.75", f"table.py printed {row}: {err}")
 
-print(f"check_peer_bench: {checked} checks, {len(problems)} problems")
+print(f"check_peer_bench: {tally.checked} checks, {len(problems)} problems")
 for p in problems:
     print("  " + p)
 sys.exit(1 if problems else 0)

@@ -19,25 +19,21 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally, run_in  # noqa: E402
 import tempfile
 
 src = os.path.abspath(sys.argv[1])
 tool = os.path.join(src, "tools", "check-real-code")
-problems, checked = [], 0
+tally = Tally()
+expect, problems = tally.expect, tally.problems
 
 
 def run(args, env_extra=None, shell=False):
-    env = dict(os.environ, TMPDIR="/tmp", **(env_extra or {}))
-    r = subprocess.run(args, cwd=src, env=env, shell=shell, capture_output=True, text=True,
-                       timeout=120)
-    return r.returncode, r.stdout, r.stderr
+    return run_in(src, args, env_extra, shell)
 
 
-def expect(cond, what):
-    global checked
-    checked += 1
-    if not cond:
-        problems.append(what)
 
 
 # --help against docs/real-codes.md's option table
@@ -216,6 +212,6 @@ for args, needle in [
 
 for p in problems:
     print("PROBLEM:", p)
-print(f"check-real-code and its docs: {checked} checks, {ncmd} documented commands run with --list, "
+print(f"check-real-code and its docs: {tally.checked} checks, {ncmd} documented commands run with --list, "
       f"{len(problems)} problems")
 sys.exit(1 if problems else 0)

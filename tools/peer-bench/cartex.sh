@@ -13,7 +13,6 @@ esac
 cx_reps=${PB_REPS:-200}
 cx_ranks=2
 cx_grid="--node 1 1 1 --core 2 1 1"
-cx_transports() { hs_transports "$1" | tr ' ' '\n' | grep -v -E '^(rma-|shmem$)' | tr '\n' ' '; }
 
 if [ "$PB_LIST" = 1 ]; then
   echo "cartex: runtimes mpi_comm (and its --MPI-datatypes), ghex_comm (GHEX 0.9.0), haloswap_comm"
@@ -78,7 +77,7 @@ for mpi in $PB_MPIS; do
     case $rt in
       mpi_comm) variants="$variants mpi_comm mpi_comm:MPI-datatypes" ;;
       ghex_comm) variants="$variants ghex_comm" ;;
-      haloswap_comm) for t in $(cx_transports "$mpi"); do variants="$variants hs:$t"; done ;;
+      haloswap_comm) for t in $(pb_transports "$mpi"); do variants="$variants hs:$t"; done ;;
     esac
   done
   read -r -a vs <<<"$variants"

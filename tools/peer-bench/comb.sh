@@ -12,7 +12,6 @@ case $PB_CONFIGS in
   standard) cb_ghosts="1 2" cb_vars="1 3" ;;
 esac
 cb_cycles=${PB_REPS:-100}
-cb_transports() { hs_transports "$1" | tr ' ' '\n' | grep -v -E '^(rma-|shmem$)' | tr '\n' ' '; }
 
 if [ "$PB_LIST" = 1 ]; then
   echo "comb: Comb's mpi and mpi_persistent policies (seq execution, host memory), its memcpy"
@@ -70,7 +69,7 @@ for mpi in $PB_MPIS; do
   run_env=$(hs_run_env "$mpi")
   [ -z "$run_env" ] || echo "comb ($mpi): every launch with $run_env"
   echo "comb ($mpi): $(uptime)"
-  ts=$(cb_transports "$mpi")
+  ts=$(pb_transports "$mpi")
   for ((round = 1; round <= PB_LAUNCHES; round++)); do
     for g in $cb_ghosts; do
       for nv in $cb_vars; do

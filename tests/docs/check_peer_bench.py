@@ -12,7 +12,6 @@ import glob
 import os
 import re
 import shlex
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -5,24 +5,25 @@
 # hs_build_dir MPI: a haloswap build tree for that MPI library (this checkout's build/<mpi>,
 # configured as `make build-<mpi>` configures it). The check builds only what it uses or
 # installs (the libraries, hs_info, MPICH's idle-yield shim, the parcel-cluster app; `make
-# build-<mpi>` adds the tests), once: an interrupted build is completed. Prints its path.
+# build-<mpi>` adds the tests), and brings it up to date on every run (a checkout updated
+# since the last check is rebuilt, not used stale). Prints its path.
 HS_BUILD_TARGETS="haloswap haloswap_ra haloswap_f haloswap_ra_f hs_info hs_idle_yield parcel-cluster"
 hs_build_dir() {
   local mpi=$1 dir=$HS_CHECK_ROOT/build/$1 log=$HS_CHECK_ROOT/build/$1.log t0 targets
-  if [ ! -f "$dir/.hs-check-built" ]; then
-    t0=$(date +%s.%N)
-    hs_progress "haloswap ($mpi): building its libraries and hs_info in $dir (log $log)"
-    mkdir -p "$HS_CHECK_ROOT/build"
-    # the targets this configuration has (the Fortran ones only with Fortran)
-    { make -C "$HS_CHECK_ROOT" "build/$mpi/CMakeCache.txt" &&
-      targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([a-z_-]*\).*/\1/p' |
-                grep -xF "$(tr ' ' '\n' <<<"$HS_BUILD_TARGETS")") &&
-      # shellcheck disable=SC2086
-      cmake --build "$dir" -j 2 --target $targets; } >"$log" 2>&1 || {
-      tail -20 "$log" >&2; hs_die "building haloswap for $mpi failed (log $log)"; }
-    touch "$dir/.hs-check-built"
-    hs_progress "haloswap ($mpi): built in $(hs_since "$t0") s"
-  fi
+  # once per check run ($$ is the check's shell, also inside $(...))
+  if [ "$(cat "$dir/.hs-check-built" 2>/dev/null)" = "$$ $HS_CHECK_T0" ]; then echo "$dir"; return; fi
+  t0=$(date +%s.%N)
+  hs_progress "haloswap ($mpi): bringing its libraries and hs_info up to date in $dir (log $log)"
+  mkdir -p "$HS_CHECK_ROOT/build"
+  # the targets this configuration has (the Fortran ones only with Fortran)
+  { make -C "$HS_CHECK_ROOT" "build/$mpi/CMakeCache.txt" &&
+    targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([a-z_-]*\).*/\1/p' |
+              grep -xF "$(tr ' ' '\n' <<<"$HS_BUILD_TARGETS")") &&
+    # shellcheck disable=SC2086
+    cmake --build "$dir" -j 2 --target $targets; } >"$log" 2>&1 || {
+    tail -20 "$log" >&2; hs_die "building haloswap for $mpi failed (log $log)"; }
+  echo "$$ $HS_CHECK_T0" > "$dir/.hs-check-built"
+  hs_progress "haloswap ($mpi): up to date in $(hs_since "$t0") s"
   echo "$dir"
 }
 
@@ -31,6 +32,13 @@ hs_build_dir() {
 hs_install() {
   local bdir; bdir=$(hs_build_dir "$1")
   cmake --install "$bdir" --prefix "$2" >/dev/null
+  # a kept work directory may hold files an older build installed (a static libhaloswap.a, its
+  # CMake targets) that a consumer would still find and link: only this install's files stay
+  # (unchanged files keep their times, so kept builds over them are not remade)
+  local f prefix; prefix=$(cd "$2" && pwd -P)
+  find "$prefix" -type f -o -type l | while read -r f; do
+    grep -qxF "$f" "$bdir/install_manifest.txt" || rm -f "$f"
+  done
 }
 
 # hs_transports MPI: the transports to try (--transports, else every one hs_info reports usable).

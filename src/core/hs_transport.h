@@ -78,16 +78,16 @@ typedef struct {
   /* geometry per axis (src/geometry/geometry.c) */
   int n[HS_MAX_DIMS];            /* interior points: cells, or cells + 1 on a node axis */
   int cells[HS_MAX_DIMS];        /* cells on this rank (the decomposition's or the field's) */
-  int dlo[HS_MAX_DIMS], dhi[HS_MAX_DIMS]; /* swap depth below / above */
+  int depth_lo[HS_MAX_DIMS], depth_hi[HS_MAX_DIMS]; /* swap depth below / above */
   int node[HS_MAX_DIMS];         /* 1: node/face-centred axis */
   int owner[HS_MAX_DIMS];        /* hs_owner of the shared plane */
-  int olo[HS_MAX_DIMS], ohi[HS_MAX_DIMS]; /* owned interior points [olo, ohi) on this rank */
-  int gext[HS_MAX_DIMS];         /* global cells (periodic wrap), gofs: global index of 0 */
-  int gofs[HS_MAX_DIMS];
+  int own_lo[HS_MAX_DIMS], own_hi[HS_MAX_DIMS]; /* owned interior points [own_lo, own_hi) */
+  int global_cells[HS_MAX_DIMS];  /* global cells on the axis (periodic wrap) */
+  int global_origin[HS_MAX_DIMS]; /* global index of local index 0 */
   int ncomp;                     /* >= 1 */
-  int fat;                       /* 1: components fastest, one cell = ncomp elements */
+  int comp_fastest;              /* 1: components fastest, one cell = ncomp elements */
   size_t cell;                   /* bytes of one cell: elem or ncomp * elem */
-  ptrdiff_t comp_bytes;          /* bytes between components (fat: elem) */
+  ptrdiff_t comp_bytes;          /* bytes between components (comp_fastest: elem) */
   hs_pack_fn pack;
   hs_unpack_fn unpack;
   void *ctx;

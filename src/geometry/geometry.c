@@ -29,14 +29,14 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
   int hi_extra = fi->node[a] && fi->owner[a] == HS_OWNER_UPPER;
   int b, e;
   if (s == 0) {
-    b = fi->olo[a];
-    e = fi->ohi[a];
+    b = fi->own_lo[a];
+    e = fi->own_hi[a];
   } else if (recv) {
-    b = s < 0 ? -fi->dlo[a] : n - hi_extra;
-    e = s < 0 ? lo_extra : n + fi->dhi[a];
+    b = s < 0 ? -fi->depth_lo[a] : n - hi_extra;
+    e = s < 0 ? lo_extra : n + fi->depth_hi[a];
   } else {
-    b = s > 0 ? c - fi->dlo[a] : lo_extra;
-    e = s > 0 ? c + lo_extra : (n - c) + fi->dhi[a];
+    b = s > 0 ? c - fi->depth_lo[a] : lo_extra;
+    e = s > 0 ? c + lo_extra : (n - c) + fi->depth_hi[a];
   }
   *lo = b;
   *cnt = e > b ? e - b : 0;
@@ -46,12 +46,12 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
  * plus the halo points that stage filled on each side with a neighbour (the same interval
  * on both sides of a message: they share their coordinate on this axis). */
 static void widened(const hs_plan p, const hs_fieldinfo *fi, int a, int *lo, int *cnt) {
-  int o[3] = {0, 0, 0}, b = fi->olo[a], e = fi->ohi[a];
+  int o[3] = {0, 0, 0}, b = fi->own_lo[a], e = fi->own_hi[a];
   o[a] = -1;
-  if (hs__side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->dlo[a];
+  if (hs__side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->depth_lo[a];
   o[a] = 1;
   if (hs__side_count(p, fi, a, 1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL)
-    e = fi->n[a] + fi->dhi[a];
+    e = fi->n[a] + fi->depth_hi[a];
   *lo = b;
   *cnt = e - b;
 }
@@ -68,8 +68,8 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       continue;
     }
     if (o[a] == 0 && p->stage_full) { /* a sweep: the whole swapped halo */
-      b.lo[a] = -fi->dlo[a];
-      b.count[a] = fi->dlo[a] + fi->n[a] + fi->dhi[a];
+      b.lo[a] = -fi->depth_lo[a];
+      b.count[a] = fi->depth_lo[a] + fi->n[a] + fi->depth_hi[a];
     } else if (o[a] == 0 && (p->stage_wide >> a & 1u))
       widened(p, fi, a, &b.lo[a], &b.count[a]);
     else
@@ -159,11 +159,11 @@ static void owned_ranges(hs_plan p) {
   for (int f = 0; f < p->nfields; f++) {
     hs_fieldinfo *fi = &p->fields[f];
     for (int a = 0; a < HS_MAX_DIMS; a++) {
-      fi->olo[a] = 0;
-      fi->ohi[a] = fi->n[a];
+      fi->own_lo[a] = 0;
+      fi->own_hi[a] = fi->n[a];
       if (a >= p->ndims || !fi->node[a]) continue;
-      if (fi->owner[a] == HS_OWNER_LOWER && recv_side[a][0]) fi->olo[a] = 1;
-      if (fi->owner[a] == HS_OWNER_UPPER && recv_side[a][1]) fi->ohi[a] = fi->n[a] - 1;
+      if (fi->owner[a] == HS_OWNER_LOWER && recv_side[a][0]) fi->own_lo[a] = 1;
+      if (fi->owner[a] == HS_OWNER_UPPER && recv_side[a][1]) fi->own_hi[a] = fi->n[a] - 1;
     }
   }
 }
@@ -177,9 +177,9 @@ static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, siz
   hs_region b = box_for(p, recv ? neg : o, f, recv);
   if (b.count[0] == 0 || b.count[1] == 0 || b.count[2] == 0) return 0;
   const hs_fieldinfo *fi = &p->fields[f];
-  int nc = fi->fat ? 1 : fi->ncomp;
+  int nc = fi->comp_fastest ? 1 : fi->ncomp;
   for (int c = 0; c < nc; c++) {
-    hs_section s = make_section(p, b, fi->fat || fi->ncomp == 1 ? -1 : c);
+    hs_section s = make_section(p, b, fi->comp_fastest || fi->ncomp == 1 ? -1 : c);
     s.offset_index = i;
     s.msg_offset = *bytes;
     *bytes += s.bytes;
@@ -207,7 +207,7 @@ static int *field_order(const hs_section *secs, int n, int nf) {
 static int finish_self(hs_plan p, size_t maxself);
 
 /* Box decomposition. The halo of rank r for field f is split by side h in {-1,0,1}^ndims
- * (h_a = -1: the dlo cells below r's box on axis a, 0: r's own range, +1: the dhi above); a
+ * (h_a = -1: the depth_lo cells below r's box on axis a, 0: r's own range, +1: the depth_hi above); a
  * message from s to r carries, for each offset o of the plan (the flow direction, r's side
  * h = -o), each periodic image t (lexicographic over {-1,0,1} on periodic axes, 0 elsewhere)
  * and each field and component, the cells of that halo part inside s's box shifted by t times
@@ -223,8 +223,8 @@ static int box_part(const hs_plan p, int f, const int o[HS_MAX_DIMS], int r, int
     rb->lo[a] = sb->lo[a] = 0;
     rb->count[a] = sb->count[a] = fi->n[a];
     if (a >= p->ndims) continue;
-    int lo = o[a] > 0 ? br[a] - fi->dlo[a] : o[a] < 0 ? br[3 + a] : br[a];
-    int hi = o[a] > 0 ? br[a] : o[a] < 0 ? br[3 + a] + fi->dhi[a] : br[3 + a];
+    int lo = o[a] > 0 ? br[a] - fi->depth_lo[a] : o[a] < 0 ? br[3 + a] : br[a];
+    int hi = o[a] > 0 ? br[a] : o[a] < 0 ? br[3 + a] + fi->depth_hi[a] : br[3 + a];
     int sh = t[a] * d->global[a];
     if (bs[a] + sh > lo) lo = bs[a] + sh;
     if (bs[3 + a] + sh < hi) hi = bs[3 + a] + sh;
@@ -250,10 +250,10 @@ static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, siz
                 !box_part(p, f, p->offsets[i], r, s, t, &rb, &sb))
               continue;
             const hs_fieldinfo *fi = &p->fields[f];
-            int nc = fi->fat ? 1 : fi->ncomp;
+            int nc = fi->comp_fastest ? 1 : fi->ncomp;
             for (int c = 0; c < nc; c++, n++) {
               if (!out) continue;
-              hs_section x = make_section(p, recv ? rb : sb, fi->fat || fi->ncomp == 1 ? -1 : c);
+              hs_section x = make_section(p, recv ? rb : sb, fi->comp_fastest || fi->ncomp == 1 ? -1 : c);
               x.offset_index = i;
               x.msg_offset = *bytes;
               *bytes += x.bytes;
@@ -336,7 +336,7 @@ int hs__build_geometry(hs_plan p) {
       p->peers[p->npeers++].rank = r;
     }
   int nf = p->nfields, nsec = 0; /* sections per offset: every component of every field */
-  for (int f = 0; f < nf; f++) nsec += p->fields[f].fat ? 1 : p->fields[f].ncomp;
+  for (int f = 0; f < nf; f++) nsec += p->fields[f].comp_fastest ? 1 : p->fields[f].ncomp;
   for (int k = 0; k < p->npeers; k++) {
     hs_peer *pe = &p->peers[k];
     int ns = 0, nr = 0;

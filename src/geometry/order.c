@@ -10,7 +10,7 @@
 int hs__side_count(const hs_plan p, const hs_fieldinfo *fi, int a, int side) {
   int extra = p->axis_swapped[a] && fi->node[a] && (side < 0 ? fi->owner[a] == HS_OWNER_LOWER
                                        : fi->owner[a] == HS_OWNER_UPPER);
-  return (side < 0 ? fi->dlo[a] : fi->dhi[a]) + extra;
+  return (side < 0 ? fi->depth_lo[a] : fi->depth_hi[a]) + extra;
 }
 
 /* Field f has points to move for offset o (the same on both sides of the message, and on every

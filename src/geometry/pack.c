@@ -61,7 +61,7 @@ void hs__stream_decide(hs_plan p) {
   double field_bytes = 0;
   for (int f = 0; f < p->nfields; f++) {
     const hs_fieldinfo *fi = &p->fields[f];
-    double n = (double)fi->cell * (fi->fat ? 1 : fi->ncomp);
+    double n = (double)fi->cell * (fi->comp_fastest ? 1 : fi->ncomp);
     for (int a = 0; a < p->ndims; a++) n *= fi->alloc[a];
     field_bytes += n;
   }

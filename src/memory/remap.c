@@ -98,7 +98,7 @@ static void field_span(const hs_plan p, int f, ptrdiff_t *lo, size_t *bytes) {
     if (x < 0) l += x;
     else h += x;
   }
-  if (!fi->fat && fi->ncomp > 1) {
+  if (!fi->comp_fastest && fi->ncomp > 1) {
     ptrdiff_t x = (ptrdiff_t)(fi->ncomp - 1) * fi->comp_bytes;
     if (x < 0) l += x;
     else h += x;

@@ -261,9 +261,9 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
   for (int f = 0; f < p->nfields; f++) {
     const hs_fieldinfo *fi = &p->fields[f];
     for (int a = 0; a < HS_MAX_DIMS; a++)
-      gh = gh * 131u + (unsigned)(fi->dlo[a] * 7 + fi->dhi[a] * 61 + fi->node[a] * 977 +
-                                  fi->owner[a] * 3001 + fi->gext[a] * 17);
-    gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->fat);
+      gh = gh * 131u + (unsigned)(fi->depth_lo[a] * 7 + fi->depth_hi[a] * 61 + fi->node[a] * 977 +
+                                  fi->owner[a] * 3001 + fi->global_cells[a] * 17);
+    gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->comp_fastest);
   }
   v[11] = (int)(gh & 0x7fffffff);
   unsigned rh = (unsigned)p->order * 7919u + (unsigned)p->norder * 31u + (unsigned)p->nsweep;

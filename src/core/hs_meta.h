@@ -19,6 +19,13 @@ const char *hs__transport_unbuilt(const char *name);
  * inside [...] do not count. The one list splitter (options, auto's candidates). */
 size_t hs__list_item(const char *s, const char *seps);
 
+/* ---- errors during a swap (src/plan/fail.c) */
+/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
+void hs__fail_adopt(hs_plan p, const hs_plan from);
+/* The plan sweeps (HS_ORDER_SWEEP; src/geometry/order.c); it has a region set (regions.c). */
+bool hs__plan_sweeps(const hs_plan p);
+bool hs__plan_has_regions(const hs_plan p);
+
 /* ---- plans (src/plan/plan.c) */
 /* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):
  * p's geometry (depths, stencil, the fields as the caller described them, and unless it is a

@@ -33,9 +33,9 @@ static const char axis_name[HS_MAX_DIMS] = {'x', 'y', 'z'};
  * in brackets). */
 /* Some offset moves data along two or more axes (an edge or a corner)? */
 static bool has_edges(const hs_plan p) {
-  for (int i = 0; i < p->noffsets; i++) {
+  for (int i = 0; i < p->core->noffsets; i++) {
     int nz = 0;
-    for (int a = 0; a < p->ndims; a++) nz += p->offsets[i][a] != 0;
+    for (int a = 0; a < p->ndims; a++) nz += p->core->offsets[i][a] != 0;
     if (nz > 1) return true;
   }
   return false;
@@ -45,8 +45,8 @@ static bool has_edges(const hs_plan p) {
 static bool axis_staged(const hs_plan p, int a) {
   const hs_decomp d = p->decomp;
   if (d->procs[a] == 1 && !d->periodic[a]) return false;
-  for (int i = 0; i < p->noffsets; i++)
-    if (p->offsets[i][a] != 0) return true;
+  for (int i = 0; i < p->core->noffsets; i++)
+    if (p->core->offsets[i][a] != 0) return true;
   return false;
 }
 
@@ -68,7 +68,7 @@ static int staged_setup(hs_plan p) {
                      p->transport_name, p->transport_name);
   /* A sweep stages even one axis: its slabs carry the other axes' halos (walls included),
    * which the direct exchange leaves alone. */
-  bool sweep = p->order == HS_ORDER_SWEEP;
+  bool sweep = p->core->order == HS_ORDER_SWEEP;
   int axes[HS_MAX_DIMS], naxes = 0;
   if (sweep) {
     int all[HS_MAX_DIMS], n = hs__sweep_axes(p, all);
@@ -83,7 +83,7 @@ static int staged_setup(hs_plan p) {
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   p->impl = s;
   p->ops = sweep ? &sweep_ops : &staged_ops; /* from here on the plan runs its stages */
-  p->core_bytes += sizeof *s;
+  p->core->core_bytes += sizeof *s;
   int rc = HS_OK;
   unsigned wide = 0u;
   for (int k = 0; k < naxes && rc == HS_OK; k++) {
@@ -97,34 +97,35 @@ static int staged_setup(hs_plan p) {
   if (rc != HS_OK) return rc;
   /* Statistics: every stage's messages; peers counted once. */
   int ranks[3 * 2 * HS_MAX_DIMS], nr = 0;
-  p->stats.bytes_sent_per_swap = p->stats.bytes_recv_per_swap = p->stats.bytes_self_per_swap = 0;
+  hs_plan_stats *st = &p->core->stats;
+  st->bytes_sent_per_swap = st->bytes_recv_per_swap = st->bytes_self_per_swap = 0;
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     for (int j = 0; j < q->npeers; j++) {
-      p->stats.bytes_sent_per_swap += q->peers[j].send_bytes;
-      p->stats.bytes_recv_per_swap += q->peers[j].recv_bytes;
+      p->core->stats.bytes_sent_per_swap += q->peers[j].send_bytes;
+      p->core->stats.bytes_recv_per_swap += q->peers[j].recv_bytes;
       bool seen = false;
       for (int i = 0; i < nr; i++) seen |= ranks[i] == q->peers[j].rank;
       if (!seen && nr < (int)(sizeof ranks / sizeof ranks[0])) ranks[nr++] = q->peers[j].rank;
     }
-    p->stats.bytes_self_per_swap += q->self_bytes;
+    p->core->stats.bytes_self_per_swap += q->core->self_bytes;
   }
-  p->stats.npeers = nr;
+  p->core->stats.npeers = nr;
   return HS_OK;
 }
 
 static int decorate(hs_plan p) {
   /* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
    * whose plans sweep themselves. */
-  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
-  return p->core.staged || sweep ? staged_setup(p) : p->ops->setup(p);
+  bool sweep = p->core->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
+  return p->core->config.staged || sweep ? staged_setup(p) : p->ops->setup(p);
 }
 
 static void staged_free(hs_plan p) {
   struct hs_staged *s = p->impl;
   if (!s) return;
   for (int k = 0; k < s->n; k++) {
-    s->stage[k]->in_progress = false; /* after a failed swap: free it all the same */
+    s->stage[k]->core->in_progress = false; /* after a failed swap: free it all the same */
     hs_plan_free(&s->stage[k]);
   }
   free(s);
@@ -241,8 +242,7 @@ static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
 
 static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
   const struct hs_staged *s = p->impl;
-  hs__appendf(buf, len, n, "%s in %d stages:", p->order == HS_ORDER_SWEEP ? "swept" : "staged",
-              s->n);
+  hs__appendf(buf, len, n, "%s in %d stages:", hs__plan_sweeps(p) ? "swept" : "staged", s->n);
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     hs__appendf(buf, len, n, "%s stage %c: %d peers", k ? ";" : "", axis_name[s->axis[k]],
@@ -250,7 +250,7 @@ static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
     for (int j = 0; j < q->npeers; j++)
       hs__appendf(buf, len, n, " [%d: send %zu B, recv %zu B]", q->peers[j].rank,
                   q->peers[j].send_bytes, q->peers[j].recv_bytes);
-    hs__appendf(buf, len, n, ", self %zu B", q->self_bytes);
+    hs__appendf(buf, len, n, ", self %zu B", q->core->self_bytes);
   }
 }
 

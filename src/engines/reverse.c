@@ -2,7 +2,7 @@
  * transport: the forward swap's receive sections are the reverse's send sections and vice
  * versa. Each rank sends every halo box the forward swap writes back to the rank it came
  * from, receives its neighbours' boxes into buffers and combines them into its interior in
- * one fixed order: the plan's offsets in the plan's order (p->offsets: canonical, or as given
+ * one fixed order: the plan's offsets in the plan's order (p->core->offsets: canonical, or as given
  * with HS_ORDER_OFFSETS), then field, then component, periodic self contributions in their
  * place. The result therefore does not depend on
  * arrival order, transport or rank numbering.
@@ -135,13 +135,13 @@ static void field_major(const hs_plan p, struct hs_reverse *r) {
   free(at);
 }
 
-/* The steps in the plan's order: offsets as p->offsets lists them, then (within a message or
+/* The steps in the plan's order: offsets as p->core->offsets lists them, then (within a message or
  * the self list) field, comp. Pulled steps of one edge with consecutive sections form groups
  * of about GROUP. */
 static void order_steps(const hs_plan p, struct hs_reverse *r, const int *edge_of) {
   /* Per offset: the self copies, then the peers in their order (a Cartesian plan has one of
    * these per offset, send_to[o]; a box decomposition's may have several). */
-  for (int o = 0; o < p->noffsets; o++) {
+  for (int o = 0; o < p->core->noffsets; o++) {
     for (int i = 0; i < p->nself; i++)
       if (p->self[i].src.offset_index == o)
         r->steps[r->nsteps++] = (step){&p->self[i].src, &p->self[i].dst, -1, -1, -1, 0, 0};
@@ -478,15 +478,15 @@ void hs__reverse_destroy(hs_plan p, struct hs_reverse *r) {
 /* ---------------------------------------------------------------- the core's own */
 int hs__reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   (void)op;
-  int rc = hs__reverse_create(p, NULL, &p->reverse);
-  return rc == HS_OK ? hs__reverse_begin(p, p->reverse, arrays) : rc;
+  int rc = hs__reverse_create(p, NULL, &p->core->reverse);
+  return rc == HS_OK ? hs__reverse_begin(p, p->core->reverse, arrays) : rc;
 }
 
 int hs__reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
-  return hs__reverse_finish(p, p->reverse, op, arrays, 0);
+  return hs__reverse_finish(p, p->core->reverse, op, arrays, 0);
 }
 
 void hs__reverse_free(hs_plan p) {
-  hs__reverse_destroy(p, p->reverse);
-  p->reverse = NULL;
+  hs__reverse_destroy(p, p->core->reverse);
+  p->core->reverse = NULL;
 }

@@ -71,9 +71,10 @@ static MPI_Datatype type_mpi(hs_type t) {
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
   const hs_decomp d = p->decomp;
   p->fields = calloc((size_t)desc->nfields, sizeof *p->fields);
-  p->user_fields = calloc((size_t)desc->nfields, sizeof *p->user_fields);
-  if (!p->fields || !p->user_fields) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  memcpy(p->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->user_fields);
+  p->core->user_fields = calloc((size_t)desc->nfields, sizeof *p->core->user_fields);
+  if (!p->fields || !p->core->user_fields)
+    return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  memcpy(p->core->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->core->user_fields);
   for (int f = 0; f < desc->nfields; f++) {
     const hs_field *in = &desc->fields[f];
     hs_fieldinfo *fi = &p->fields[f];
@@ -100,7 +101,7 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
       fi->node[a] = in->stagger[a] == HS_STAGGER_NODE;
       fi->owner[a] = in->owner[a];
       bool own = in->extent[a] > 0;
-      fi->cells[a] = own ? in->extent[a] : p->local[a];
+      fi->cells[a] = own ? in->extent[a] : p->core->local[a];
       fi->global_cells[a] = own ? in->extent[a] : d->global[a];
       fi->global_origin[a] = own ? 0 : d->offset[a];
       fi->n[a] = fi->cells[a] + fi->node[a];
@@ -126,7 +127,7 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
       fi->stride[2] = 0;
     }
     for (int a = 0; a < p->ndims; a++)
-      if (fi->depth_lo[a] > 0 || fi->depth_hi[a] > 0) p->axis_swapped[a] = 1;
+      if (fi->depth_lo[a] > 0 || fi->depth_hi[a] > 0) p->core->axis_swapped[a] = 1;
     /* Components: fastest = one cell of ncomp elements; slowest = whole copies of the array,
      * one after the other; strided = the caller's element stride. */
     if (fi->comp_fastest)

@@ -67,10 +67,10 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       b.count[a] = fi->n[a];
       continue;
     }
-    if (o[a] == 0 && p->stage_full) { /* a sweep: the whole swapped halo */
+    if (o[a] == 0 && p->core->stage_full) { /* a sweep: the whole swapped halo */
       b.lo[a] = -fi->depth_lo[a];
       b.count[a] = fi->depth_lo[a] + fi->n[a] + fi->depth_hi[a];
-    } else if (o[a] == 0 && (p->stage_wide >> a & 1u))
+    } else if (o[a] == 0 && (p->core->stage_wide >> a & 1u))
       widened(p, fi, a, &b.lo[a], &b.count[a]);
     else
       interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
@@ -147,9 +147,9 @@ static int peer_index(hs_plan p, int rank) {
  * receives it: the neighbour on that side exists and the plan receives on that side. */
 static void owned_ranges(hs_plan p) {
   bool recv_side[HS_MAX_DIMS][2] = {{false, false}, {false, false}, {false, false}};
-  for (int i = 0; i < p->noffsets && !p->decomp->box; i++)
+  for (int i = 0; i < p->core->noffsets && !p->decomp->box; i++)
     for (int a = 0; a < p->ndims; a++)
-      if (p->offsets[i][a] != 0) recv_side[a][p->offsets[i][a] < 0 ? 1 : 0] = true;
+      if (p->core->offsets[i][a] != 0) recv_side[a][p->core->offsets[i][a] < 0 ? 1 : 0] = true;
   for (int a = 0; a < p->ndims; a++)
     for (int s = 0; s < 2; s++) {
       int o[3] = {0, 0, 0};
@@ -171,7 +171,7 @@ static void owned_ranges(hs_plan p) {
 /* Sections of field f for offset i: one per component of a slowest-component field (each a
  * copy program of its own), else one. Zero-byte boxes give none. */
 static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, size_t *bytes) {
-  const int *o = p->offsets[i];
+  const int *o = p->core->offsets[i];
   int neg[3] = {-o[0], -o[1], -o[2]};
   if (!hs__region_flow(p, f, o)) return 0;
   hs_region b = box_for(p, recv ? neg : o, f, recv);
@@ -240,14 +240,14 @@ static int box_part(const hs_plan p, int f, const int o[HS_MAX_DIMS], int r, int
 static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, size_t *bytes) {
   int n = 0, t[3] = {0, 0, 0}, tl[3], th[3];
   for (int a = 0; a < 3; a++) tl[a] = -(th[a] = a < p->ndims && p->decomp->periodic[a]);
-  for (int i = 0; i < p->noffsets; i++)
+  for (int i = 0; i < p->core->noffsets; i++)
     for (t[0] = tl[0]; t[0] <= th[0]; t[0]++)
       for (t[1] = tl[1]; t[1] <= th[1]; t[1]++)
         for (t[2] = tl[2]; t[2] <= th[2]; t[2]++)
           for (int f = 0; f < p->nfields; f++) {
             hs_region rb, sb;
-            if (!hs__region_flow(p, f, p->offsets[i]) ||
-                !box_part(p, f, p->offsets[i], r, s, t, &rb, &sb))
+            if (!hs__region_flow(p, f, p->core->offsets[i]) ||
+                !box_part(p, f, p->core->offsets[i], r, s, t, &rb, &sb))
               continue;
             const hs_fieldinfo *fi = &p->fields[f];
             int nc = fi->comp_fastest ? 1 : fi->ncomp;
@@ -266,7 +266,8 @@ static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, siz
 /* Peers in ascending rank; self copies (periodic images of this rank) in message order. */
 static int box_geometry(hs_plan p, size_t *maxself_out) {
   int me = p->rank;
-  for (int i = 0; i < p->noffsets; i++) p->send_to[i] = p->recv_from[i] = MPI_PROC_NULL;
+  for (int i = 0; i < p->core->noffsets; i++)
+    p->core->send_to[i] = p->core->recv_from[i] = MPI_PROC_NULL;
   p->peers = calloc((size_t)p->size + 1, sizeof *p->peers);
   if (!p->peers) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   for (int q = 0; q < p->size; q++) {
@@ -281,7 +282,7 @@ static int box_geometry(hs_plan p, size_t *maxself_out) {
     if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
     pe->nsend = box_sections(p, q, me, false, pe->send, &pe->send_bytes);
     pe->nrecv = box_sections(p, me, q, true, pe->recv, &pe->recv_bytes);
-    p->core_bytes += (uint64_t)(ns + nr) * (sizeof(hs_section) + sizeof(int));
+    p->core->core_bytes += (uint64_t)(ns + nr) * (sizeof(hs_section) + sizeof(int));
     pe->send_fm = field_order(pe->send, pe->nsend, p->nfields);
     pe->recv_fm = field_order(pe->recv, pe->nrecv, p->nfields);
     if (!pe->send_fm || !pe->recv_fm)
@@ -301,7 +302,7 @@ static int box_geometry(hs_plan p, size_t *maxself_out) {
   for (int i = 0; i < n; i++) {
     src[i].msg_offset = dst[i].msg_offset = 0;
     p->self[p->nself++] = (hs_selfcopy){src[i], dst[i]};
-    p->self_bytes += src[i].bytes;
+    p->core->self_bytes += src[i].bytes;
     if (src[i].bytes > maxself) maxself = src[i].bytes;
   }
   free(src);
@@ -320,18 +321,18 @@ int hs__build_geometry(hs_plan p) {
     rc = box_geometry(p, &maxself);
     return rc != HS_OK ? rc : finish_self(p, maxself);
   }
-  if (p->stage_axis) hs__keep_stage_offsets(p);
-  for (int i = 0; i < p->noffsets; i++) {
-    int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
-    p->send_to[i] = neighbour(p->decomp, p->offsets[i]);
-    p->recv_from[i] = neighbour(p->decomp, neg);
+  if (p->core->stage_axis) hs__keep_stage_offsets(p);
+  for (int i = 0; i < p->core->noffsets; i++) {
+    int neg[3] = {-p->core->offsets[i][0], -p->core->offsets[i][1], -p->core->offsets[i][2]};
+    p->core->send_to[i] = neighbour(p->decomp, p->core->offsets[i]);
+    p->core->recv_from[i] = neighbour(p->decomp, neg);
   }
   /* Distinct peers in order of first appearance. */
-  p->peers = calloc((size_t)(2 * p->noffsets + 1), sizeof *p->peers);
+  p->peers = calloc((size_t)(2 * p->core->noffsets + 1), sizeof *p->peers);
   if (!p->peers) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < p->noffsets; i++) {
-      int r = pass == 0 ? p->send_to[i] : p->recv_from[i];
+    for (int i = 0; i < p->core->noffsets; i++) {
+      int r = pass == 0 ? p->core->send_to[i] : p->core->recv_from[i];
       if (r == MPI_PROC_NULL || r == p->rank || peer_index(p, r) >= 0) continue;
       p->peers[p->npeers++].rank = r;
     }
@@ -340,21 +341,21 @@ int hs__build_geometry(hs_plan p) {
   for (int k = 0; k < p->npeers; k++) {
     hs_peer *pe = &p->peers[k];
     int ns = 0, nr = 0;
-    for (int i = 0; i < p->noffsets; i++) {
-      if (p->send_to[i] == pe->rank) ns++;
-      if (p->recv_from[i] == pe->rank) nr++;
+    for (int i = 0; i < p->core->noffsets; i++) {
+      if (p->core->send_to[i] == pe->rank) ns++;
+      if (p->core->recv_from[i] == pe->rank) nr++;
     }
     pe->send = calloc((size_t)(ns * nsec + 1), sizeof *pe->send);
     pe->recv = calloc((size_t)(nr * nsec + 1), sizeof *pe->recv);
     if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nsec * sizeof(hs_section);
+    p->core->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nsec * sizeof(hs_section);
     /* Sections ordered by the sender's offset, then field, then component: both sides agree
      * (design.md). Empty boxes (a field with depth 0 on that side) have no section. */
-    for (int i = 0; i < p->noffsets; i++)
+    for (int i = 0; i < p->core->noffsets; i++)
       for (int f = 0; f < nf; f++) {
-        if (p->send_to[i] == pe->rank)
+        if (p->core->send_to[i] == pe->rank)
           pe->nsend += add_sections(p, i, f, false, pe->send + pe->nsend, &pe->send_bytes);
-        if (p->recv_from[i] == pe->rank)
+        if (p->core->recv_from[i] == pe->rank)
           pe->nrecv += add_sections(p, i, f, true, pe->recv + pe->nrecv, &pe->recv_bytes);
       }
   }
@@ -375,17 +376,17 @@ int hs__build_geometry(hs_plan p) {
     pe->recv_fm = field_order(pe->recv, pe->nrecv, nf);
     if (!pe->send_fm || !pe->recv_fm)
       return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += (uint64_t)(pe->nsend + pe->nrecv) * sizeof(int);
+    p->core->core_bytes += (uint64_t)(pe->nsend + pe->nrecv) * sizeof(int);
   }
   int nself = 0;
-  for (int i = 0; i < p->noffsets; i++)
-    if (p->send_to[i] == p->rank) nself++;
+  for (int i = 0; i < p->core->noffsets; i++)
+    if (p->core->send_to[i] == p->rank) nself++;
   p->self = calloc((size_t)(nself * nsec + 1), sizeof *p->self);
   if (!p->self) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   hs_section *tmp = calloc((size_t)(2 * nsec + 2), sizeof *tmp);
   if (!tmp) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  for (int i = 0; i < p->noffsets; i++) {
-    if (p->send_to[i] != p->rank) continue;
+  for (int i = 0; i < p->core->noffsets; i++) {
+    if (p->core->send_to[i] != p->rank) continue;
     for (int f = 0; f < nf; f++) {
       size_t sb = 0, db = 0;
       int n = add_sections(p, i, f, false, tmp, &sb);
@@ -395,7 +396,7 @@ int hs__build_geometry(hs_plan p) {
         sc.src = tmp[c];
         sc.dst = tmp[nsec + 1 + c];
         sc.src.msg_offset = sc.dst.msg_offset = 0;
-        p->self_bytes += sc.src.bytes;
+        p->core->self_bytes += sc.src.bytes;
         if (sc.src.bytes > maxself) maxself = sc.src.bytes;
         p->self[p->nself++] = sc;
       }
@@ -415,9 +416,9 @@ static int finish_self(hs_plan p, size_t maxself) {
     p->self[j] = c;
   }
   if (p->has_callbacks && maxself > 0) {
-    p->self_bounce = malloc(maxself);
-    if (!p->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += maxself;
+    p->core->self_bounce = malloc(maxself);
+    if (!p->core->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+    p->core->core_bytes += maxself;
   }
   return HS_OK;
 }

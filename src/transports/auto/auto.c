@@ -117,8 +117,8 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     }
     /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do); a sweep
      * is staged already; a region set's plan cannot be staged. */
-    bool edges = hs__staged_useful(p) && !p->has_callbacks && p->order != HS_ORDER_SWEEP &&
-                 !p->region_mask;
+    bool edges = hs__staged_useful(p) && !p->has_callbacks && !hs__plan_sweeps(p) &&
+                 !hs__plan_has_regions(p);
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
@@ -460,7 +460,7 @@ static int auto_setup(hs_plan p) {
     if (i != best && t->c[i].plan) hs_plan_free(&t->c[i].plan);
   hs_plan_reset_stats(t->c[best].plan);
   if (verbose && p->rank == 0) print_report(p, stdout);
-  if (p->order == HS_ORDER_SWEEP) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
+  if (hs__plan_sweeps(p)) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
   rc = HS_OK;
 out:
   hs__selfcheck_end(p, o); /* the caller's data back */

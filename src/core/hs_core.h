@@ -85,7 +85,7 @@ struct hs_plan_core {
   uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
   struct hs_dtype_cache *dtypes; /* built on first use (src/geometry/dtypes.c) */
   /* Staged exchange (src/decorators/staged.c). A staged plan keeps the direct geometry (the
-   * oracle, the reverse exchange and auto's checks use it) and runs its stages' plans. */
+   * reverse exchange and auto's self-check use it) and runs its stages' plans. */
   int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
   unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
                                 stage, so its sections include the halos filled there */
@@ -115,6 +115,8 @@ struct hs_decomp_s {
    * box[r * 6 + a] / box[r * 6 + 3 + a] are rank r's lo / hi on axis a; NULL: Cartesian. */
   int *box;
 };
+/* Collective: every rank gave the same decomposition arguments (src/geometry/decomp.c). */
+int hs__decomp_check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]);
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
 int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
 
@@ -261,6 +263,12 @@ typedef struct {
    * operation (after its posted counter has reached it); scratch has room for them packed. */
   int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
 } hs_pull;
+/* The pull's counters (src/engines/node_protocol.c, with the forward's): wait until edge e
+ * has posted operation seq (*flagged: as a failed round); release its halos after the last
+ * read; wait until every owner reading this rank's halos has released them. */
+int hs__pull_open(const hs_pull *pull, int e, uint64_t seq, bool *flagged);
+void hs__pull_release(const hs_pull *pull, int e, uint64_t seq);
+int hs__pull_wait_readers(const hs_plan p, const hs_pull *pull, uint64_t seq);
 /* Build *r unless it is built (pull NULL: every peer by message); on failure *r stays NULL.
  * Local. The transport keeps pull alive. */
 int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r);

@@ -52,6 +52,14 @@ int hs__node_start(hs_plan p, void *const *arrays) {
   return rc;
 }
 
+/* sync=barrier: the barrier in flight has completed (*flag); wait = 1 waits for it. */
+static int barrier_done(struct hs_node_core *c, int wait, int *flag) {
+  *flag = 1;
+  if (wait) HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
+  else HS_MPI(MPI_Test(&c->bar, flag, MPI_STATUS_IGNORE));
+  return HS_OK;
+}
+
 /* sync=barrier, one step of the swap: the first barrier (posted) in flight since start, then
  * the reads and the off-node receives, then the second barrier (consumed). wait = 0 polls
  * (MPI_Test, hs__twosided_test), 1 blocks; returns with c->bstep == 3 once every halo is
@@ -59,12 +67,8 @@ int hs__node_start(hs_plan p, void *const *arrays) {
 static int step_barrier(hs_plan p, hs_node *n, void *const *arrays, int wait) {
   struct hs_node_core *c = n->core;
   if (c->bstep == 0) {
-    int flag = 1;
-    if (wait)
-      HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
-    else
-      HS_MPI(MPI_Test(&c->bar, &flag, MPI_STATUS_IGNORE));
-    if (!flag) return HS_OK;
+    int flag, brc = barrier_done(c, wait, &flag);
+    if (brc != HS_OK || !flag) return brc;
     HS_MPI(MPI_Win_sync(c->win));
     for (int i = 0; i < n->nedges; i++) {
       int rc = n->edges[i].pending ? read_edge(p, n, i, arrays, n->seq) : HS_OK;
@@ -88,11 +92,8 @@ static int step_barrier(hs_plan p, hs_node *n, void *const *arrays, int wait) {
     c->bstep = 2;
   }
   if (c->bstep == 2) {
-    int flag = 1;
-    if (wait)
-      HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
-    else
-      HS_MPI(MPI_Test(&c->bar, &flag, MPI_STATUS_IGNORE));
+    int flag, brc = barrier_done(c, wait, &flag);
+    if (brc != HS_OK) return brc;
     if (flag) c->bstep = 3;
   }
   return HS_OK;

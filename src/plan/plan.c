@@ -66,13 +66,10 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
   if (rc != HS_OK) return rc;
 
   /* The transport's view and the core's state in one block (free(p) frees both). */
-  struct plan_block {
-    struct hs_plan_s view;
-    struct hs_plan_core core;
-  } *block = calloc(1, sizeof *block);
-  hs_plan p = block ? &block->view : NULL;
+  struct plan_block { struct hs_plan_s view; struct hs_plan_core core; } *block;
+  hs_plan p = (block = calloc(1, sizeof *block)) ? &block->view : NULL;
   if (p) p->core = &block->core;
-  if (!p) rc = hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  else rc = hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   rc = hs__agree(d->comm, rc);
   if (rc != HS_OK) {
     free(p);
@@ -242,6 +239,18 @@ static int other_round(hs_plan p, const char *who) {
                    p->core->in_progress ? "swap" : "reverse exchange");
 }
 
+/* A complete with no round of its kind in progress: the other kind's is, the plan failed,
+ * or nothing was started (a misuse the plan survives). */
+static int not_started(hs_plan p, const char *who, const char *what, bool reverse,
+                       void *const *arrays) {
+  if (p->core->in_progress || p->core->reverse_in_progress) return other_round(p, who);
+  if (p->core->failed)
+    return hs__error(HS_ERR_STATE, "%s: no %s is in progress (the plan failed: %.900s)", who,
+                     what, p->core->failure.msg);
+  hs__error(HS_ERR_STATE, "%s: no %s was started on this plan", who, what);
+  return hs__round_misuse(p, HS_ERR_STATE, reverse, arrays != NULL);
+}
+
 int hs_swap_start(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
   if (p->core->in_progress || p->core->reverse_in_progress) return mid_round(p, "hs_swap_start");
@@ -310,14 +319,7 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
 
 int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_complete: plan is NULL");
-  if (!p->core->in_progress) {
-    if (p->core->reverse_in_progress) return other_round(p, "hs_swap_complete");
-    if (p->core->failed)
-      return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
-                                     "(the plan failed: %.900s)", p->core->failure.msg);
-    hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
-    return hs__round_misuse(p, HS_ERR_STATE, false, arrays != NULL);
-  }
+  if (!p->core->in_progress) return not_started(p, "hs_swap_complete", "swap", false, arrays);
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
   if (arc != HS_OK) hs__fail_record(p, arc);
@@ -369,15 +371,8 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
 
 int hs_reverse_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_complete: plan is NULL");
-  if (!p->core->reverse_in_progress) {
-    if (p->core->in_progress) return other_round(p, "hs_reverse_complete");
-    if (p->core->failed)
-      return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange is in progress "
-                                     "(the plan failed: %.900s)", p->core->failure.msg);
-    hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on this "
-                            "plan");
-    return hs__round_misuse(p, HS_ERR_STATE, true, arrays != NULL);
-  }
+  if (!p->core->reverse_in_progress)
+    return not_started(p, "hs_reverse_complete", "reverse exchange", true, arrays);
   /* Wrong arrays: the reverse is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_reverse_complete");
   if (arc != HS_OK) hs__fail_record(p, arc);

@@ -1,5 +1,6 @@
 /* What a meta-transport (auto) uses besides the contract: the registry's lookups, nested
- * plans, the list splitter and the analytic halo check, its self-check. */
+ * plans, the list splitter, failure adoption, two questions about the plan (sweep, region
+ * set) and the analytic halo check, its self-check. */
 #ifndef HS_META_H
 #define HS_META_H
 

@@ -141,7 +141,7 @@ static int staged_start(hs_plan p, void *const *arrays) {
 /* Stages from `from` on, as failed rounds carrying stage q's failure: every rank runs every
  * stage, so a stage's failure reaches the next stages' neighbours in the same swap. given:
  * the swap has per-swap arrays (nbr: which collective the neighbours call). */
-static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool given) {
+static void run_failed_stages(struct hs_staged *s, int from, const hs_plan q, bool given) {
   for (int k = from; k < s->n; k++) {
     hs__fail_adopt(s->stage[k], q);
     s->stage[k]->fail_given = given;
@@ -150,19 +150,13 @@ static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool giv
   s->cur = s->n - 1;
 }
 
-static void staged_fail(hs_plan p) {
-  struct hs_staged *s = p->impl;
-  fail_stages(s, 0, p, p->fail_given);
-  s->cur = 0;
-}
-
 /* Finish stage cur and start the next one. */
 static int next_stage(struct hs_staged *s, void *const *arrays) {
   int rc = hs_swap_complete(s->stage[s->cur], arrays);
   if (rc != HS_OK) {
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    fail_stages(s, s->cur + 1, s->stage[s->cur], arrays != NULL);
+    run_failed_stages(s, s->cur + 1, s->stage[s->cur], arrays != NULL);
     hs__error(rc, "%s", msg);
     return rc;
   }
@@ -204,7 +198,7 @@ static int sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
 
 /* Stages from `from` on, as failed reverse rounds carrying q's failure (every rank runs
  * every stage). */
-static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) {
+static void run_failed_reverse_stages(struct hs_staged *s, int from, const hs_plan q) {
   for (int k = from; k < s->n; k++) {
     hs__fail_adopt(s->stage[k], q);
     hs_reverse_start(s->stage[k], HS_OP_SUM, NULL);
@@ -214,9 +208,14 @@ static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) 
 /* A failed round of every stage, carrying p's failure (src/plan/fail.c's rule): forward, or
  * a sweep's reverse; a staged plan's reverse is the core's, over the direct geometry. */
 static bool staged_fail_inner(hs_plan p, int reverse) {
-  if (!reverse) staged_fail(p);
-  else if (p->ops == &sweep_ops) fail_reverse_stages(p->impl, 0, p);
-  else return false;
+  struct hs_staged *s = p->impl;
+  if (reverse && p->ops != &sweep_ops) return false;
+  if (reverse) {
+    run_failed_reverse_stages(s, 0, p);
+  } else {
+    run_failed_stages(s, 0, p, p->fail_given);
+    s->cur = 0;
+  }
   return true;
 }
 
@@ -234,7 +233,7 @@ static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   if (rc != HS_OK && k < s->n) { /* stage k - 1 failed: the later ones still run, flagged */
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    fail_reverse_stages(s, k, s->stage[k - 1]);
+    run_failed_reverse_stages(s, k, s->stage[k - 1]);
     hs__error(rc, "%s", msg);
   }
   return rc;

@@ -91,11 +91,11 @@ int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char
 
 /* Back to usable after a misuse's failed round: the plan and the plans it runs (a delegate,
  * stages), which adopted the failure to run their rounds. */
-static void unfail(hs_plan p) {
+static void clear_failure(hs_plan p) {
   p->core->failed = false;
   p->core->round_flagged = false;
   hs_plan in[HS_MAX_DIMS];
-  for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) unfail(in[k]);
+  for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) clear_failure(in[k]);
 }
 
 /* A complete or test with no round started (code, hs_error_message()): refused on this rank,
@@ -105,7 +105,7 @@ static void unfail(hs_plan p) {
 int hs__round_misuse(hs_plan p, int code, bool reverse, bool given) {
   hs__fail_record(p, code); /* first, so the error returned is its own, not a neighbour's */
   int rc = hs__round_fail_here(p, code, reverse, given);
-  unfail(p);
+  clear_failure(p);
   return rc;
 }
 

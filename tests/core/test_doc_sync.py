@@ -117,6 +117,10 @@ else:
     # The same list in the contract header: the members under "written by the transport" in
     # struct hs_plan_s, and no member of the core's own state within a transport's reach.
     header = open(os.path.join(src, "src/core/hs_transport.h"), encoding="utf-8").read()
+    checked += 1
+    if header.count("\n") > 200:  # design.md: "at most 200 lines", a contract a reader can hold
+        problems.append(f"src/core/hs_transport.h has {header.count(chr(10))} lines; "
+                        "docs/design.md promises at most 200")
     view = re.search(r"struct hs_plan_s \{(.*?)\n\};", header, re.S)
     written = re.search(r"/\* ---- written by the transport \*/(.*?)/\* ----", view.group(1), re.S) \
         if view else None

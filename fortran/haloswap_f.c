@@ -176,7 +176,7 @@ int hs_f_fail_mark(hs_plan p, int code) {
 
 /* For the MONC drop-in: 1 if the plan runs the staged exchange (core option staged=1), whose
  * stage boxes its callbacks cannot take. */
-int hs_f_plan_staged(hs_plan p) { return p && (hs__plan_staged(p) || p->core.staged); }
+int hs_f_plan_staged(hs_plan p) { return p && (hs__plan_staged(p) || p->core->config.staged); }
 
 /* Calls fn once, at the start of MPI_Finalize (the delete callback of an attribute on
  * MPI_COMM_SELF): a drop-in prints the statistics of the halo states never finalised, or frees

@@ -149,7 +149,7 @@ static int check_arrays(hs_plan p, const char *who, int nfields, const int *kind
     rc = hs__error(HS_ERR_ARG, "%s: %d arrays given, but the plan has %d fields", who, nfields,
                    p->nfields);
   for (int f = 0; f < nfields && rc == HS_OK; f++) {
-    const hs_field *r = &p->user_fields[f];
+    const hs_field *r = &p->core->user_fields[f];
     int zero[3] = {0, 0, 0}, stag[3], own[3];
     for (int a = 0; a < 3; a++) {
       stag[a] = r->stagger[a] == HS_STAGGER_NODE;

@@ -1,7 +1,8 @@
-/* What only the core uses (the files of src/core and the Fortran modules' C halves): the
+/* What only the core uses (src/plan, src/geometry, src/memory, src/engines, src/decorators
+ * and the Fortran modules' C halves): the plan's own state (struct hs_plan_core), the
  * decomposition's internals, option parsing, the registry's lookups, validation and
  * geometry, the staged exchange, remapped arrays and the reverse engine. Not installed.
- * Transports include hs_transport.h only. */
+ * Transports include hs_transport.h and the engine headers they opt into. */
 #ifndef HS_CORE_H
 #define HS_CORE_H
 
@@ -12,6 +13,96 @@
 #include "hs_twosided.h"
 
 #define HS_MAX_HALO 65536 /* allocated halo width per side (validation bound) */
+#define HS_MAX_OFFSETS 26
+#define HS_MAX_OPTIONS 16
+#define HS_OPT_KEY_LEN 32
+
+/* A failure agreed among neighbours during a swap (docs/design.md, "Errors during a swap"). */
+#define HS_FAIL_MSG 1024
+typedef struct {
+  int code;              /* HS_ERR_* */
+  int origin;            /* the rank (of the plan's communicator) that detected it */
+  char msg[HS_FAIL_MSG]; /* "rank R: ...", as every rank reports it */
+} hs_failure;
+
+typedef struct {
+  char key[HS_OPT_KEY_LEN];
+  char val[HS_OPT_VAL_LEN];
+  const char *origin;     /* where the value came from, for messages */
+} hs_option;
+
+/* Options of the core, accepted by every transport (src/plan/options.c). */
+typedef struct {
+  int staged; /* exchange axis by axis (src/decorators/staged.c) */
+  int remap;  /* re-back the registered arrays with node-shared memory (src/memory/remap.c) */
+  int stream; /* halo writes with streaming stores: 0 auto, 1 off, 2 on (src/geometry/pack.c) */
+} hs_core_config;
+
+/* The core's own state of a plan (p->core; a transport sees only struct hs_plan_s). */
+struct hs_plan_core {
+  int local[HS_MAX_DIMS];
+  int depth[HS_MAX_DIMS];
+  int axis_swapped[HS_MAX_DIMS]; /* some field has a nonzero depth on the axis */
+  hs_stencil stencil;
+  hs_oneway oneway;
+  int oneway_axis;
+
+  int noffsets;
+  int offsets[HS_MAX_OFFSETS][HS_MAX_DIMS]; /* in the plan's combine order */
+  /* Combine order (hs_order, docs/design.md "Reverse exchange"), validated and copied from the
+   * description: the offsets as given (HS_ORDER_OFFSETS), the sweep axes as given (HS_ORDER_SWEEP;
+   * nsweep 0 = the exchanged axes). A delegating transport passes them on to its plans. */
+  hs_order order;
+  int norder;
+  int order_offsets[HS_MAX_OFFSETS][HS_MAX_DIMS];
+  int nsweep;
+  int sweep_axes[HS_MAX_DIMS];
+  uint32_t *region_mask;  /* per field: the halo sides swapped (geometry/regions.c); NULL: all */
+  int send_to[HS_MAX_OFFSETS];   /* rank receiving my strip for offset i (or MPI_PROC_NULL) */
+  int recv_from[HS_MAX_OFFSETS]; /* rank whose strip fills my halo on side i */
+
+  size_t self_bytes;
+  char *self_bounce;      /* for self copies of callback fields */
+
+  int noptions;
+  hs_option options[HS_MAX_OPTIONS]; /* as given (env, name suffix, desc->options) */
+  unsigned options_given; /* bit i: spec i of the transport was given a value */
+  hs_core_config config;  /* the core's options (every transport) */
+  unsigned config_given;  /* bit i: core option i was given a value */
+
+  const struct hs_transport_ops *transport; /* the named transport (its options, query) */
+  bool in_progress;
+  bool self_done;         /* hs_swap_test did the self copies of the swap in flight */
+  bool reverse_in_progress;
+  hs_op reverse_op;
+  struct hs_reverse *reverse; /* the core's reverse engine, built on first use */
+  hs_field *user_fields;  /* the fields as the caller described them (nested plans copy) */
+  double t_start;         /* hs__wtime() when the swap in flight was started */
+
+  hs_plan_stats stats;
+  uint64_t core_bytes;    /* allocated by the core for this plan (geometry) */
+  bool stream;            /* halo copies use streaming stores (core option stream) */
+  uint64_t transport_bytes; /* maintained by hs__malloc/hs__free/hs__account only */
+  struct hs_dtype_cache *dtypes; /* built on first use (src/geometry/dtypes.c) */
+  /* Staged exchange (src/decorators/staged.c). A staged plan keeps the direct geometry (the
+   * reverse exchange and auto's self-check use it) and runs its stages' plans. */
+  int stage_axis;            /* a stage's plan: its axis + 1 (faces +-axis only); 0: none */
+  unsigned stage_wide;       /* a stage's plan: bit a = axis a was exchanged by an earlier
+                                stage, so its sections include the halos filled there */
+  bool stage_full;           /* a sweep's stage: its sections span the whole swapped halo on
+                                every other axis */
+  /* Remapped arrays (core option remap=1, src/memory/remap.c): what this plan holds. */
+  struct hs_remap *remap;
+  /* Errors during a swap (src/plan/fail.c). */
+  bool failed;            /* a swap failed here: every later one is a failed round */
+  hs_failure failure;     /* the first failure this rank saw on the plan */
+  bool round_flagged;     /* an in-peer flagged the round in progress (round_in: what) */
+  hs_failure round_in;    /* the lowest-origin failure received in this round */
+  void **round_arrays;    /* the arrays the swap in progress was started with (nfields) */
+  bool round_given;       /* ... if start was given arrays (else the registered ones) */
+  char *fail_scratch;     /* where a failed round receives (hs__fail_scratch) */
+  size_t fail_scratch_bytes;
+};
 
 struct hs_decomp_s {
   MPI_Comm comm; /* Cartesian, owned */
@@ -24,6 +115,8 @@ struct hs_decomp_s {
    * box[r * 6 + a] / box[r * 6 + 3 + a] are rank r's lo / hi on axis a; NULL: Cartesian. */
   int *box;
 };
+/* Collective: every rank gave the same decomposition arguments (src/geometry/decomp.c). */
+int hs__decomp_check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]);
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
 int hs__cart_rank(const hs_decomp d, const int c[HS_MAX_DIMS]);
 
@@ -170,6 +263,12 @@ typedef struct {
    * operation (after its posted counter has reached it); scratch has room for them packed. */
   int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
 } hs_pull;
+/* The pull's counters (src/engines/node_protocol.c, with the forward's): wait until edge e
+ * has posted operation seq (*flagged: as a failed round); release its halos after the last
+ * read; wait until every owner reading this rank's halos has released them. */
+int hs__pull_open(const hs_pull *pull, int e, uint64_t seq, bool *flagged);
+void hs__pull_release(const hs_pull *pull, int e, uint64_t seq);
+int hs__pull_wait_readers(const hs_plan p, const hs_pull *pull, uint64_t seq);
 /* Build *r unless it is built (pull NULL: every peer by message); on failure *r stays NULL.
  * Local. The transport keeps pull alive. */
 int hs__reverse_create(hs_plan p, const hs_pull *pull, struct hs_reverse **r);

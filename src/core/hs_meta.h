@@ -1,5 +1,6 @@
 /* What a meta-transport (auto) uses besides the contract: the registry's lookups, nested
- * plans, the list splitter and the analytic halo check, its self-check. */
+ * plans, the list splitter, failure adoption, two questions about the plan (sweep, region
+ * set) and the analytic halo check, its self-check. */
 #ifndef HS_META_H
 #define HS_META_H
 
@@ -18,6 +19,13 @@ const char *hs__transport_unbuilt(const char *name);
 /* Length of the next item of a list whose items are separated by any of seps; separators
  * inside [...] do not count. The one list splitter (options, auto's candidates). */
 size_t hs__list_item(const char *s, const char *seps);
+
+/* ---- errors during a swap (src/plan/fail.c) */
+/* Take the failure of the plan `from` (a delegating or staged plan's, for the plan it runs). */
+void hs__fail_adopt(hs_plan p, const hs_plan from);
+/* The plan sweeps (HS_ORDER_SWEEP; src/geometry/order.c); it has a region set (regions.c). */
+bool hs__plan_sweeps(const hs_plan p);
+bool hs__plan_has_regions(const hs_plan p);
 
 /* ---- plans (src/plan/plan.c) */
 /* A plan nested in p, the one way to make one (auto's candidates, a staged plan's stages):

@@ -25,7 +25,7 @@ void hs__walk_runs(const hs_section *src, const char *sfield, const hs_section *
  * its field, the receiver's halo box in its own field, possibly with other halo widths). */
 void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
                        const hs_section *dst, char *dfield);
-/* Decide p->stream from the core option and the plan's halo bytes (after the geometry). */
+/* Decide p->core->stream from the core option and the plan's halo bytes (after the geometry). */
 void hs__stream_decide(hs_plan p);
 /* A derived datatype that addresses the section relative to the field data pointer. Not
  * for callback fields. Caller frees. */

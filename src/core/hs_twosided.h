@@ -5,6 +5,13 @@
 
 #include "hs_transport.h"
 
+/* The engines' message tags (after hs_transport.h's). */
+enum {
+  HS_TAG_REVERSE = 4, /* reverse-exchange data (src/engines/reverse.c) */
+  HS_TAG_FAIL = 5,    /* zero bytes in place of a swap's data: this round failed here */
+  HS_TAG_FAILTEXT = 6 /* the failure that goes with a flag, to each out-peer (src/plan/fail.c) */
+};
+
 /* ---- two-sided engine (src/engines/twosided.c): the default transport is this engine over
  * every peer; any transport may run it over a subset of peers (a hybrid: the off-node ones). */
 typedef struct hs_twosided hs_twosided;

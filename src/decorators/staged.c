@@ -33,9 +33,9 @@ static const char axis_name[HS_MAX_DIMS] = {'x', 'y', 'z'};
  * in brackets). */
 /* Some offset moves data along two or more axes (an edge or a corner)? */
 static bool has_edges(const hs_plan p) {
-  for (int i = 0; i < p->noffsets; i++) {
+  for (int i = 0; i < p->core->noffsets; i++) {
     int nz = 0;
-    for (int a = 0; a < p->ndims; a++) nz += p->offsets[i][a] != 0;
+    for (int a = 0; a < p->ndims; a++) nz += p->core->offsets[i][a] != 0;
     if (nz > 1) return true;
   }
   return false;
@@ -45,8 +45,8 @@ static bool has_edges(const hs_plan p) {
 static bool axis_staged(const hs_plan p, int a) {
   const hs_decomp d = p->decomp;
   if (d->procs[a] == 1 && !d->periodic[a]) return false;
-  for (int i = 0; i < p->noffsets; i++)
-    if (p->offsets[i][a] != 0) return true;
+  for (int i = 0; i < p->core->noffsets; i++)
+    if (p->core->offsets[i][a] != 0) return true;
   return false;
 }
 
@@ -68,7 +68,7 @@ static int staged_setup(hs_plan p) {
                      p->transport_name, p->transport_name);
   /* A sweep stages even one axis: its slabs carry the other axes' halos (walls included),
    * which the direct exchange leaves alone. */
-  bool sweep = p->order == HS_ORDER_SWEEP;
+  bool sweep = p->core->order == HS_ORDER_SWEEP;
   int axes[HS_MAX_DIMS], naxes = 0;
   if (sweep) {
     int all[HS_MAX_DIMS], n = hs__sweep_axes(p, all);
@@ -83,7 +83,7 @@ static int staged_setup(hs_plan p) {
   if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   p->impl = s;
   p->ops = sweep ? &sweep_ops : &staged_ops; /* from here on the plan runs its stages */
-  p->core_bytes += sizeof *s;
+  p->core->core_bytes += sizeof *s;
   int rc = HS_OK;
   unsigned wide = 0u;
   for (int k = 0; k < naxes && rc == HS_OK; k++) {
@@ -97,34 +97,35 @@ static int staged_setup(hs_plan p) {
   if (rc != HS_OK) return rc;
   /* Statistics: every stage's messages; peers counted once. */
   int ranks[3 * 2 * HS_MAX_DIMS], nr = 0;
-  p->stats.bytes_sent_per_swap = p->stats.bytes_recv_per_swap = p->stats.bytes_self_per_swap = 0;
+  hs_plan_stats *st = &p->core->stats;
+  st->bytes_sent_per_swap = st->bytes_recv_per_swap = st->bytes_self_per_swap = 0;
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     for (int j = 0; j < q->npeers; j++) {
-      p->stats.bytes_sent_per_swap += q->peers[j].send_bytes;
-      p->stats.bytes_recv_per_swap += q->peers[j].recv_bytes;
+      p->core->stats.bytes_sent_per_swap += q->peers[j].send_bytes;
+      p->core->stats.bytes_recv_per_swap += q->peers[j].recv_bytes;
       bool seen = false;
       for (int i = 0; i < nr; i++) seen |= ranks[i] == q->peers[j].rank;
       if (!seen && nr < (int)(sizeof ranks / sizeof ranks[0])) ranks[nr++] = q->peers[j].rank;
     }
-    p->stats.bytes_self_per_swap += q->self_bytes;
+    p->core->stats.bytes_self_per_swap += q->core->self_bytes;
   }
-  p->stats.npeers = nr;
+  p->core->stats.npeers = nr;
   return HS_OK;
 }
 
 static int decorate(hs_plan p) {
   /* A sweep is staged (staged=1 with it changes nothing), except on a delegating transport,
    * whose plans sweep themselves. */
-  bool sweep = p->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
-  return p->core.staged || sweep ? staged_setup(p) : p->ops->setup(p);
+  bool sweep = p->core->order == HS_ORDER_SWEEP && !(p->ops->flags & HS_OPS_DELEGATES);
+  return p->core->config.staged || sweep ? staged_setup(p) : p->ops->setup(p);
 }
 
 static void staged_free(hs_plan p) {
   struct hs_staged *s = p->impl;
   if (!s) return;
   for (int k = 0; k < s->n; k++) {
-    s->stage[k]->in_progress = false; /* after a failed swap: free it all the same */
+    s->stage[k]->core->in_progress = false; /* after a failed swap: free it all the same */
     hs_plan_free(&s->stage[k]);
   }
   free(s);
@@ -140,7 +141,7 @@ static int staged_start(hs_plan p, void *const *arrays) {
 /* Stages from `from` on, as failed rounds carrying stage q's failure: every rank runs every
  * stage, so a stage's failure reaches the next stages' neighbours in the same swap. given:
  * the swap has per-swap arrays (nbr: which collective the neighbours call). */
-static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool given) {
+static void run_failed_stages(struct hs_staged *s, int from, const hs_plan q, bool given) {
   for (int k = from; k < s->n; k++) {
     hs__fail_adopt(s->stage[k], q);
     s->stage[k]->fail_given = given;
@@ -149,19 +150,13 @@ static void fail_stages(struct hs_staged *s, int from, const hs_plan q, bool giv
   s->cur = s->n - 1;
 }
 
-static void staged_fail(hs_plan p) {
-  struct hs_staged *s = p->impl;
-  fail_stages(s, 0, p, p->fail_given);
-  s->cur = 0;
-}
-
 /* Finish stage cur and start the next one. */
 static int next_stage(struct hs_staged *s, void *const *arrays) {
   int rc = hs_swap_complete(s->stage[s->cur], arrays);
   if (rc != HS_OK) {
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    fail_stages(s, s->cur + 1, s->stage[s->cur], arrays != NULL);
+    run_failed_stages(s, s->cur + 1, s->stage[s->cur], arrays != NULL);
     hs__error(rc, "%s", msg);
     return rc;
   }
@@ -203,7 +198,7 @@ static int sweep_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
 
 /* Stages from `from` on, as failed reverse rounds carrying q's failure (every rank runs
  * every stage). */
-static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) {
+static void run_failed_reverse_stages(struct hs_staged *s, int from, const hs_plan q) {
   for (int k = from; k < s->n; k++) {
     hs__fail_adopt(s->stage[k], q);
     hs_reverse_start(s->stage[k], HS_OP_SUM, NULL);
@@ -213,9 +208,14 @@ static void fail_reverse_stages(struct hs_staged *s, int from, const hs_plan q) 
 /* A failed round of every stage, carrying p's failure (src/plan/fail.c's rule): forward, or
  * a sweep's reverse; a staged plan's reverse is the core's, over the direct geometry. */
 static bool staged_fail_inner(hs_plan p, int reverse) {
-  if (!reverse) staged_fail(p);
-  else if (p->ops == &sweep_ops) fail_reverse_stages(p->impl, 0, p);
-  else return false;
+  struct hs_staged *s = p->impl;
+  if (reverse && p->ops != &sweep_ops) return false;
+  if (reverse) {
+    run_failed_reverse_stages(s, 0, p);
+  } else {
+    run_failed_stages(s, 0, p, p->fail_given);
+    s->cur = 0;
+  }
   return true;
 }
 
@@ -233,7 +233,7 @@ static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   if (rc != HS_OK && k < s->n) { /* stage k - 1 failed: the later ones still run, flagged */
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
-    fail_reverse_stages(s, k, s->stage[k - 1]);
+    run_failed_reverse_stages(s, k, s->stage[k - 1]);
     hs__error(rc, "%s", msg);
   }
   return rc;
@@ -241,8 +241,7 @@ static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
 
 static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
   const struct hs_staged *s = p->impl;
-  hs__appendf(buf, len, n, "%s in %d stages:", p->order == HS_ORDER_SWEEP ? "swept" : "staged",
-              s->n);
+  hs__appendf(buf, len, n, "%s in %d stages:", hs__plan_sweeps(p) ? "swept" : "staged", s->n);
   for (int k = 0; k < s->n; k++) {
     const hs_plan q = s->stage[k];
     hs__appendf(buf, len, n, "%s stage %c: %d peers", k ? ";" : "", axis_name[s->axis[k]],
@@ -250,7 +249,7 @@ static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
     for (int j = 0; j < q->npeers; j++)
       hs__appendf(buf, len, n, " [%d: send %zu B, recv %zu B]", q->peers[j].rank,
                   q->peers[j].send_bytes, q->peers[j].recv_bytes);
-    hs__appendf(buf, len, n, ", self %zu B", q->self_bytes);
+    hs__appendf(buf, len, n, ", self %zu B", q->core->self_bytes);
   }
 }
 

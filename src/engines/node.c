@@ -9,59 +9,16 @@
  * two-sided engine over the off-node ones, and keeps per rank, in one MPI-3 shared window, a
  * control block (the `posted` counter, the posted operation's mode, a `consumed` counter per
  * node rank, the transport's published area) and optionally a box per on-node peer. At setup
- * it sends each on-node peer its send and receive sections. Each swap runs the posted /
- * consumed protocol of docs/shm.md: start publishes and stores posted; complete reads every
- * neighbour as soon as it has posted, stores consumed, and returns once its own readers have
- * consumed. The reverse runs the same counters with the roles swapped through the core's pull
- * (hs_pull, src/engines/reverse.c). Option sync=barrier (shm) replaces the counters by two
- * node-wide barriers per swap, for comparison, and keeps the core's two-sided reverse. */
-#include "hs_core.h"
+ * it sends each on-node peer its send and receive sections. This file sets all that up and
+ * tears it down; each swap runs the posted / consumed protocol (src/engines/node_protocol.c),
+ * forward and, through the core's pull (hs_pull, src/engines/reverse.c), reverse. Option
+ * sync=barrier (shm) keeps the core's two-sided reverse. */
+#include "node_state.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE 64
-
-/* Control block at the start of every rank's segment. Counters sit on their own cache
- * lines: `posted` is written by the owner and polled by its readers; consumed[j] is written
- * by the owner and polled by node rank j. */
-typedef struct {
-  _Atomic uint64_t posted; /* the last operation whose data this rank has published */
-  char pad0[LINE - sizeof(uint64_t)];
-  uint64_t failed;         /* the last operation that was a failed round here (no data) */
-  uint32_t mode;           /* the transport's word for that operation */
-  char pad1[LINE - sizeof(uint64_t) - sizeof(uint32_t)];
-  /* followed by: consumed[nsize] (one line each), the transport's published area */
-} node_ctl;
-
-/* The engine's own state; the transport sees the hs_node head. */
-struct hs_node_core {
-  const hs_node_ops *ops;
-  MPI_Comm node;
-  int nrank, nsize;
-  MPI_Win win;
-  int locked, barrier;
-  size_t seg_bytes;
-  int *remote_peers;      /* the off-node peers (indices), by message */
-  hs_twosided *remote;
-  hs_pull_edge *pedge;
-  hs_pull pull;
-  struct hs_reverse *rev; /* built on first use */
-  /* The swap in flight, where test left it for complete (or the next test). */
-  int left;               /* on-node edges not read yet */
-  int remote_done;        /* every off-node message is in the halos, every send complete */
-  int remote_complete;    /* hs__twosided_complete ran (the sends too): once per swap */
-  int err;                /* the first failed read */
-  MPI_Request bar;        /* sync=barrier: the barrier in flight (MPI_Ibarrier) */
-  int bstep;              /* sync=barrier: 0 posted-barrier, 1 reads, 2 consumed-barrier, 3 done */
-};
-
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-static node_ctl *ctl_of(char *seg) { return (node_ctl *)seg; }
-static _Atomic uint64_t *consumed_of(char *seg, int j) {
-  return (_Atomic uint64_t *)(seg + sizeof(node_ctl) + (size_t)j * LINE);
-}
 
 int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node) {
   int rank;
@@ -259,195 +216,14 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
   return rc;
 }
 
-/* ------------------------------------------------------------------ operations */
-/* Publish operation n->seq to my on-node readers. They finished the previous operation (its
- * complete waited for that), so my control block and boxes are mine to overwrite. */
-static int post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  if (hs__failed_round(p)) /* the flag instead of data (docs/design.md, "Errors during a swap") */
-    ctl_of(n->seg)->failed = n->seq;
-  else
-    ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
-  HS_MPI(MPI_Win_sync(n->core->win));
-  if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
-  return HS_OK;
-}
-
-/* Edge i has posted operation seq: read its data, or note its failure flag. A failed round
- * here reads nothing. */
-static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t seq) {
-  hs_node_edge *e = &n->edges[i];
-  if (ctl_of(e->seg)->failed == seq) {
-    hs__fail_seen(p, p->peers[e->peer].rank);
-    return HS_OK;
-  }
-  return hs__failed_round(p) ? HS_OK : n->core->ops->read(p, n, i, arrays);
-}
-
-int hs__node_start(hs_plan p, void *const *arrays) {
-  hs_node *n = p->impl;
-  struct hs_node_core *c = n->core;
-  ++n->seq;
-  c->left = 0;
-  c->remote_done = c->remote_complete = 0;
-  c->err = HS_OK;
-  c->bstep = 0;
-  for (int i = 0; i < n->nedges; i++) {
-    n->edges[i].pending = p->peers[n->edges[i].peer].nrecv > 0;
-    c->left += n->edges[i].pending;
-  }
-  int rc = hs__twosided_start(p, c->remote, arrays);
-  if (rc == HS_OK && n->nedges) rc = post(p, n, arrays, 0);
-  /* sync=barrier: the first barrier stands for posted; nonblocking, so test can poll it. */
-  if (rc == HS_OK && c->barrier) HS_MPI(MPI_Ibarrier(c->node, &c->bar));
-  return rc;
-}
-
-/* sync=barrier, one step of the swap: the first barrier (posted) in flight since start, then
- * the reads and the off-node receives, then the second barrier (consumed). wait = 0 polls
- * (MPI_Test, hs__twosided_test), 1 blocks; returns with c->bstep == 3 once every halo is
- * written and the readers of my data are done. */
-static int step_barrier(hs_plan p, hs_node *n, void *const *arrays, int wait) {
-  struct hs_node_core *c = n->core;
-  if (c->bstep == 0) {
-    int flag = 1;
-    if (wait)
-      HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
-    else
-      HS_MPI(MPI_Test(&c->bar, &flag, MPI_STATUS_IGNORE));
-    if (!flag) return HS_OK;
-    HS_MPI(MPI_Win_sync(c->win));
-    for (int i = 0; i < n->nedges; i++) {
-      int rc = n->edges[i].pending ? read_edge(p, n, i, arrays, n->seq) : HS_OK;
-      if (rc != HS_OK && c->err == HS_OK) c->err = rc;
-    }
-    c->left = 0;
-    c->bstep = 1;
-  }
-  if (c->bstep == 1) {
-    if (wait) {
-      int rc = hs__twosided_complete(p, c->remote, arrays);
-      if (rc != HS_OK) return rc;
-      c->remote_done = c->remote_complete = 1;
-    } else if (!c->remote_done) {
-      int rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
-      if (rc != HS_OK) return rc;
-    }
-    if (!c->remote_done) return HS_OK;
-    HS_MPI(MPI_Win_sync(c->win));
-    HS_MPI(MPI_Ibarrier(c->node, &c->bar));
-    c->bstep = 2;
-  }
-  if (c->bstep == 2) {
-    int flag = 1;
-    if (wait)
-      HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
-    else
-      HS_MPI(MPI_Test(&c->bar, &flag, MPI_STATUS_IGNORE));
-    if (flag) c->bstep = 3;
-  }
-  return HS_OK;
-}
-
-/* Until every on-node reader of my data has stored consumed >= seq (wait = 0: *ready says
- * whether they have, without waiting). */
-static int readers_done(hs_plan p, hs_node *n, uint64_t seq, int wait, int *ready) {
-  *ready = 1;
-  for (int i = 0; i < n->nedges; i++) {
-    if (!p->peers[n->edges[i].peer].nsend) continue;
-    _Atomic uint64_t *c = consumed_of(n->edges[i].seg, n->core->nrank);
-    unsigned spins = 0;
-    while (atomic_load_explicit(c, memory_order_acquire) < seq) {
-      if (!wait) {
-        *ready = 0;
-        return HS_OK;
-      }
-      hs__relax(&spins);
-    }
-  }
-  HS_MPI(MPI_Win_sync(n->core->win));
-  return HS_OK;
-}
-
-/* One pass without blocking: read every on-node neighbour that has posted, unpack the
- * off-node messages that have arrived; *progressed: something moved. A failed read is kept in
- * c->err (the swap goes on); an MPI error is returned. */
-static int poll_once(hs_plan p, hs_node *n, void *const *arrays, int *progressed) {
-  struct hs_node_core *c = n->core;
-  uint64_t seq = n->seq;
-  *progressed = 0;
-  for (int i = 0; c->left && i < n->nedges; i++) {
-    hs_node_edge *e = &n->edges[i];
-    if (!e->pending) continue;
-    if (atomic_load_explicit(&ctl_of(e->seg)->posted, memory_order_acquire) < seq) continue;
-    HS_MPI(MPI_Win_sync(c->win));
-    int rc = read_edge(p, n, i, arrays, seq);
-    if (rc != HS_OK && c->err == HS_OK) c->err = rc;
-    HS_MPI(MPI_Win_sync(c->win));
-    /* Even after a failed read, or the neighbour would wait for ever. */
-    atomic_store_explicit(consumed_of(n->seg, e->nrank), seq, memory_order_release);
-    e->pending = 0;
-    c->left--;
-    *progressed = 1;
-  }
-  if (c->remote_done) return HS_OK;
-  int rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
-  *progressed |= c->remote_done;
-  return rc;
-}
-
-int hs__node_test(hs_plan p, void *const *arrays, int *done) {
-  hs_node *n = p->impl;
-  struct hs_node_core *c = n->core;
-  int rc = HS_OK;
-  if (c->barrier) {
-    rc = step_barrier(p, n, arrays, 0);
-    *done = c->bstep == 3;
-  } else {
-    int progressed;
-    rc = poll_once(p, n, arrays, &progressed);
-    *done = !c->left && c->remote_done;
-    if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
-  }
-  return rc != HS_OK ? rc : c->err;
-}
-
-int hs__node_complete(hs_plan p, void *const *arrays) {
-  hs_node *n = p->impl;
-  struct hs_node_core *c = n->core;
-  int rc = HS_OK;
-  if (c->barrier) {
-    rc = step_barrier(p, n, arrays, 1);
-    if (rc == HS_OK && !c->remote_complete) /* the sends, after a test did the rest */
-      rc = hs__twosided_complete(p, c->remote, arrays);
-    return rc != HS_OK ? rc : c->err;
-  }
-  unsigned spins = 0;
-  /* Read every on-node neighbour as soon as it has posted, and unpack off-node messages as
-   * they arrive, in whatever order they become ready (test may have done some already). */
-  while (c->left || !c->remote_done) {
-    int progressed;
-    rc = poll_once(p, n, arrays, &progressed);
-    if (rc != HS_OK) return rc;
-    if (progressed)
-      spins = 0;
-    else
-      hs__relax(&spins);
-  }
-  rc = hs__twosided_complete(p, c->remote, arrays); /* the sends */
-  if (rc != HS_OK) return rc;
-  /* The caller may overwrite its interior (or I my boxes) once we return. */
-  int ready;
-  rc = readers_done(p, n, n->seq, 1, &ready);
-  return rc != HS_OK ? rc : c->err;
-}
-
+/* ------------------------------------------------------------------ reverse, destroy */
 int hs__node_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   hs_node *n = p->impl;
   if (n->core->barrier) return hs__reverse_start(p, op, arrays);
   int rc = hs__reverse_create(p, &n->core->pull, &n->core->rev);
   if (rc != HS_OK) return rc;
   ++n->seq;
-  rc = n->nedges ? post(p, n, arrays, 1) : HS_OK;
+  rc = n->nedges ? hs__node_post(p, n, arrays, 1) : HS_OK;
   return rc == HS_OK ? hs__reverse_begin(p, n->core->rev, arrays) : rc;
 }
 

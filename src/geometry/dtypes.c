@@ -106,11 +106,11 @@ static int lookup(hs_plan p, void *const *arrays, entry **out) {
     return hs__error(HS_ERR_INTERNAL, "transport %s: derived datatypes cannot describe fields "
                                       "with pack/unpack hooks",
                      p->transport_name);
-  if (!p->dtypes) {
-    p->dtypes = calloc(1, sizeof *p->dtypes);
-    if (!p->dtypes) return hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
+  if (!p->core->dtypes) {
+    p->core->dtypes = calloc(1, sizeof *p->core->dtypes);
+    if (!p->core->dtypes) return hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
   }
-  struct hs_dtype_cache *c = p->dtypes;
+  struct hs_dtype_cache *c = p->core->dtypes;
   c->clock++;
   int slot = -1;
   if (hs__arrays_registered(p, arrays)) {
@@ -194,8 +194,8 @@ int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int
 }
 
 void hs__dtypes_free(hs_plan p) {
-  if (!p->dtypes) return;
-  for (int i = 0; i < HS_DTYPE_CACHE; i++) entry_free(p, &p->dtypes->e[i]);
-  free(p->dtypes);
-  p->dtypes = NULL;
+  if (!p->core->dtypes) return;
+  for (int i = 0; i < HS_DTYPE_CACHE; i++) entry_free(p, &p->core->dtypes->e[i]);
+  free(p->core->dtypes);
+  p->core->dtypes = NULL;
 }

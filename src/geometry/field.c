@@ -71,9 +71,10 @@ static MPI_Datatype type_mpi(hs_type t) {
 int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
   const hs_decomp d = p->decomp;
   p->fields = calloc((size_t)desc->nfields, sizeof *p->fields);
-  p->user_fields = calloc((size_t)desc->nfields, sizeof *p->user_fields);
-  if (!p->fields || !p->user_fields) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  memcpy(p->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->user_fields);
+  p->core->user_fields = calloc((size_t)desc->nfields, sizeof *p->core->user_fields);
+  if (!p->fields || !p->core->user_fields)
+    return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  memcpy(p->core->user_fields, desc->fields, (size_t)desc->nfields * sizeof *p->core->user_fields);
   for (int f = 0; f < desc->nfields; f++) {
     const hs_field *in = &desc->fields[f];
     hs_fieldinfo *fi = &p->fields[f];
@@ -86,23 +87,23 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
     fi->ctx = in->ctx;
     if (in->pack) p->has_callbacks = true;
     fi->ncomp = in->ncomp > 1 ? in->ncomp : 1;
-    fi->fat = fi->ncomp > 1 && in->comp_order == HS_COMP_FASTEST && in->layout != HS_LAYOUT_STRIDED;
-    fi->cell = fi->fat ? (size_t)fi->ncomp * fi->elem : fi->elem;
+    fi->comp_fastest = fi->ncomp > 1 && in->comp_order == HS_COMP_FASTEST && in->layout != HS_LAYOUT_STRIDED;
+    fi->cell = fi->comp_fastest ? (size_t)fi->ncomp * fi->elem : fi->elem;
     for (int a = 0; a < HS_MAX_DIMS; a++) {
       if (a >= p->ndims) {
-        fi->n[a] = fi->cells[a] = fi->alloc[a] = fi->gext[a] = 1;
+        fi->n[a] = fi->cells[a] = fi->alloc[a] = fi->global_cells[a] = 1;
         continue;
       }
       fi->halo[a] = in->halo[a];
       fi->halo_hi[a] = in->halo_hi_set[a] ? in->halo_hi[a] : in->halo[a];
-      fi->dlo[a] = in->depth_set[a] ? in->depth_lo[a] : desc->depth[a];
-      fi->dhi[a] = in->depth_set[a] ? in->depth_hi[a] : desc->depth[a];
+      fi->depth_lo[a] = in->depth_set[a] ? in->depth_lo[a] : desc->depth[a];
+      fi->depth_hi[a] = in->depth_set[a] ? in->depth_hi[a] : desc->depth[a];
       fi->node[a] = in->stagger[a] == HS_STAGGER_NODE;
       fi->owner[a] = in->owner[a];
       bool own = in->extent[a] > 0;
-      fi->cells[a] = own ? in->extent[a] : p->local[a];
-      fi->gext[a] = own ? in->extent[a] : d->global[a];
-      fi->gofs[a] = own ? 0 : d->offset[a];
+      fi->cells[a] = own ? in->extent[a] : p->core->local[a];
+      fi->global_cells[a] = own ? in->extent[a] : d->global[a];
+      fi->global_origin[a] = own ? 0 : d->offset[a];
       fi->n[a] = fi->cells[a] + fi->node[a];
       fi->alloc[a] = fi->halo[a] + fi->n[a] + fi->halo_hi[a];
     }
@@ -126,10 +127,10 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
       fi->stride[2] = 0;
     }
     for (int a = 0; a < p->ndims; a++)
-      if (fi->dlo[a] > 0 || fi->dhi[a] > 0) p->axis_swapped[a] = 1;
-    /* Components: fastest = one fat cell; slowest = whole copies of the array, one after
-     * the other; strided = the caller's element stride. */
-    if (fi->fat)
+      if (fi->depth_lo[a] > 0 || fi->depth_hi[a] > 0) p->core->axis_swapped[a] = 1;
+    /* Components: fastest = one cell of ncomp elements; slowest = whole copies of the array,
+     * one after the other; strided = the caller's element stride. */
+    if (fi->comp_fastest)
       fi->comp_bytes = (ptrdiff_t)fi->elem;
     else if (in->layout == HS_LAYOUT_STRIDED)
       fi->comp_bytes = in->comp_stride * (ptrdiff_t)fi->elem;
@@ -141,7 +142,7 @@ int hs__copy_fields(hs_plan p, const hs_plan_desc *desc) {
 
 int hs__field_global_index(const hs_plan p, int f, int axis, int i) {
   const hs_fieldinfo *fi = &p->fields[f];
-  int g = fi->gofs[axis] + i, n = fi->gext[axis];
+  int g = fi->global_origin[axis] + i, n = fi->global_cells[axis];
   if (p->decomp->periodic[axis]) g = ((g % n) + n) % n;
   return g;
 }

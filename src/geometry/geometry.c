@@ -29,14 +29,14 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
   int hi_extra = fi->node[a] && fi->owner[a] == HS_OWNER_UPPER;
   int b, e;
   if (s == 0) {
-    b = fi->olo[a];
-    e = fi->ohi[a];
+    b = fi->own_lo[a];
+    e = fi->own_hi[a];
   } else if (recv) {
-    b = s < 0 ? -fi->dlo[a] : n - hi_extra;
-    e = s < 0 ? lo_extra : n + fi->dhi[a];
+    b = s < 0 ? -fi->depth_lo[a] : n - hi_extra;
+    e = s < 0 ? lo_extra : n + fi->depth_hi[a];
   } else {
-    b = s > 0 ? c - fi->dlo[a] : lo_extra;
-    e = s > 0 ? c + lo_extra : (n - c) + fi->dhi[a];
+    b = s > 0 ? c - fi->depth_lo[a] : lo_extra;
+    e = s > 0 ? c + lo_extra : (n - c) + fi->depth_hi[a];
   }
   *lo = b;
   *cnt = e > b ? e - b : 0;
@@ -46,12 +46,12 @@ static void interval(const hs_fieldinfo *fi, int a, int s, bool recv, int *lo, i
  * plus the halo points that stage filled on each side with a neighbour (the same interval
  * on both sides of a message: they share their coordinate on this axis). */
 static void widened(const hs_plan p, const hs_fieldinfo *fi, int a, int *lo, int *cnt) {
-  int o[3] = {0, 0, 0}, b = fi->olo[a], e = fi->ohi[a];
+  int o[3] = {0, 0, 0}, b = fi->own_lo[a], e = fi->own_hi[a];
   o[a] = -1;
-  if (hs__side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->dlo[a];
+  if (hs__side_count(p, fi, a, -1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL) b = -fi->depth_lo[a];
   o[a] = 1;
   if (hs__side_count(p, fi, a, 1) > 0 && neighbour(p->decomp, o) != MPI_PROC_NULL)
-    e = fi->n[a] + fi->dhi[a];
+    e = fi->n[a] + fi->depth_hi[a];
   *lo = b;
   *cnt = e - b;
 }
@@ -67,10 +67,10 @@ static hs_region box_for(const hs_plan p, const int o[HS_MAX_DIMS], int field, b
       b.count[a] = fi->n[a];
       continue;
     }
-    if (o[a] == 0 && p->stage_full) { /* a sweep: the whole swapped halo */
-      b.lo[a] = -fi->dlo[a];
-      b.count[a] = fi->dlo[a] + fi->n[a] + fi->dhi[a];
-    } else if (o[a] == 0 && (p->stage_wide >> a & 1u))
+    if (o[a] == 0 && p->core->stage_full) { /* a sweep: the whole swapped halo */
+      b.lo[a] = -fi->depth_lo[a];
+      b.count[a] = fi->depth_lo[a] + fi->n[a] + fi->depth_hi[a];
+    } else if (o[a] == 0 && (p->core->stage_wide >> a & 1u))
       widened(p, fi, a, &b.lo[a], &b.count[a]);
     else
       interval(fi, a, o[a], halo, &b.lo[a], &b.count[a]);
@@ -147,9 +147,9 @@ static int peer_index(hs_plan p, int rank) {
  * receives it: the neighbour on that side exists and the plan receives on that side. */
 static void owned_ranges(hs_plan p) {
   bool recv_side[HS_MAX_DIMS][2] = {{false, false}, {false, false}, {false, false}};
-  for (int i = 0; i < p->noffsets && !p->decomp->box; i++)
+  for (int i = 0; i < p->core->noffsets && !p->decomp->box; i++)
     for (int a = 0; a < p->ndims; a++)
-      if (p->offsets[i][a] != 0) recv_side[a][p->offsets[i][a] < 0 ? 1 : 0] = true;
+      if (p->core->offsets[i][a] != 0) recv_side[a][p->core->offsets[i][a] < 0 ? 1 : 0] = true;
   for (int a = 0; a < p->ndims; a++)
     for (int s = 0; s < 2; s++) {
       int o[3] = {0, 0, 0};
@@ -159,11 +159,11 @@ static void owned_ranges(hs_plan p) {
   for (int f = 0; f < p->nfields; f++) {
     hs_fieldinfo *fi = &p->fields[f];
     for (int a = 0; a < HS_MAX_DIMS; a++) {
-      fi->olo[a] = 0;
-      fi->ohi[a] = fi->n[a];
+      fi->own_lo[a] = 0;
+      fi->own_hi[a] = fi->n[a];
       if (a >= p->ndims || !fi->node[a]) continue;
-      if (fi->owner[a] == HS_OWNER_LOWER && recv_side[a][0]) fi->olo[a] = 1;
-      if (fi->owner[a] == HS_OWNER_UPPER && recv_side[a][1]) fi->ohi[a] = fi->n[a] - 1;
+      if (fi->owner[a] == HS_OWNER_LOWER && recv_side[a][0]) fi->own_lo[a] = 1;
+      if (fi->owner[a] == HS_OWNER_UPPER && recv_side[a][1]) fi->own_hi[a] = fi->n[a] - 1;
     }
   }
 }
@@ -171,15 +171,15 @@ static void owned_ranges(hs_plan p) {
 /* Sections of field f for offset i: one per component of a slowest-component field (each a
  * copy program of its own), else one. Zero-byte boxes give none. */
 static int add_sections(hs_plan p, int i, int f, bool recv, hs_section *out, size_t *bytes) {
-  const int *o = p->offsets[i];
+  const int *o = p->core->offsets[i];
   int neg[3] = {-o[0], -o[1], -o[2]};
   if (!hs__region_flow(p, f, o)) return 0;
   hs_region b = box_for(p, recv ? neg : o, f, recv);
   if (b.count[0] == 0 || b.count[1] == 0 || b.count[2] == 0) return 0;
   const hs_fieldinfo *fi = &p->fields[f];
-  int nc = fi->fat ? 1 : fi->ncomp;
+  int nc = fi->comp_fastest ? 1 : fi->ncomp;
   for (int c = 0; c < nc; c++) {
-    hs_section s = make_section(p, b, fi->fat || fi->ncomp == 1 ? -1 : c);
+    hs_section s = make_section(p, b, fi->comp_fastest || fi->ncomp == 1 ? -1 : c);
     s.offset_index = i;
     s.msg_offset = *bytes;
     *bytes += s.bytes;
@@ -207,7 +207,7 @@ static int *field_order(const hs_section *secs, int n, int nf) {
 static int finish_self(hs_plan p, size_t maxself);
 
 /* Box decomposition. The halo of rank r for field f is split by side h in {-1,0,1}^ndims
- * (h_a = -1: the dlo cells below r's box on axis a, 0: r's own range, +1: the dhi above); a
+ * (h_a = -1: the depth_lo cells below r's box on axis a, 0: r's own range, +1: the depth_hi above); a
  * message from s to r carries, for each offset o of the plan (the flow direction, r's side
  * h = -o), each periodic image t (lexicographic over {-1,0,1} on periodic axes, 0 elsewhere)
  * and each field and component, the cells of that halo part inside s's box shifted by t times
@@ -223,8 +223,8 @@ static int box_part(const hs_plan p, int f, const int o[HS_MAX_DIMS], int r, int
     rb->lo[a] = sb->lo[a] = 0;
     rb->count[a] = sb->count[a] = fi->n[a];
     if (a >= p->ndims) continue;
-    int lo = o[a] > 0 ? br[a] - fi->dlo[a] : o[a] < 0 ? br[3 + a] : br[a];
-    int hi = o[a] > 0 ? br[a] : o[a] < 0 ? br[3 + a] + fi->dhi[a] : br[3 + a];
+    int lo = o[a] > 0 ? br[a] - fi->depth_lo[a] : o[a] < 0 ? br[3 + a] : br[a];
+    int hi = o[a] > 0 ? br[a] : o[a] < 0 ? br[3 + a] + fi->depth_hi[a] : br[3 + a];
     int sh = t[a] * d->global[a];
     if (bs[a] + sh > lo) lo = bs[a] + sh;
     if (bs[3 + a] + sh < hi) hi = bs[3 + a] + sh;
@@ -240,20 +240,20 @@ static int box_part(const hs_plan p, int f, const int o[HS_MAX_DIMS], int r, int
 static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, size_t *bytes) {
   int n = 0, t[3] = {0, 0, 0}, tl[3], th[3];
   for (int a = 0; a < 3; a++) tl[a] = -(th[a] = a < p->ndims && p->decomp->periodic[a]);
-  for (int i = 0; i < p->noffsets; i++)
+  for (int i = 0; i < p->core->noffsets; i++)
     for (t[0] = tl[0]; t[0] <= th[0]; t[0]++)
       for (t[1] = tl[1]; t[1] <= th[1]; t[1]++)
         for (t[2] = tl[2]; t[2] <= th[2]; t[2]++)
           for (int f = 0; f < p->nfields; f++) {
             hs_region rb, sb;
-            if (!hs__region_flow(p, f, p->offsets[i]) ||
-                !box_part(p, f, p->offsets[i], r, s, t, &rb, &sb))
+            if (!hs__region_flow(p, f, p->core->offsets[i]) ||
+                !box_part(p, f, p->core->offsets[i], r, s, t, &rb, &sb))
               continue;
             const hs_fieldinfo *fi = &p->fields[f];
-            int nc = fi->fat ? 1 : fi->ncomp;
+            int nc = fi->comp_fastest ? 1 : fi->ncomp;
             for (int c = 0; c < nc; c++, n++) {
               if (!out) continue;
-              hs_section x = make_section(p, recv ? rb : sb, fi->fat || fi->ncomp == 1 ? -1 : c);
+              hs_section x = make_section(p, recv ? rb : sb, fi->comp_fastest || fi->ncomp == 1 ? -1 : c);
               x.offset_index = i;
               x.msg_offset = *bytes;
               *bytes += x.bytes;
@@ -266,7 +266,8 @@ static int box_sections(hs_plan p, int r, int s, bool recv, hs_section *out, siz
 /* Peers in ascending rank; self copies (periodic images of this rank) in message order. */
 static int box_geometry(hs_plan p, size_t *maxself_out) {
   int me = p->rank;
-  for (int i = 0; i < p->noffsets; i++) p->send_to[i] = p->recv_from[i] = MPI_PROC_NULL;
+  for (int i = 0; i < p->core->noffsets; i++)
+    p->core->send_to[i] = p->core->recv_from[i] = MPI_PROC_NULL;
   p->peers = calloc((size_t)p->size + 1, sizeof *p->peers);
   if (!p->peers) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   for (int q = 0; q < p->size; q++) {
@@ -281,7 +282,7 @@ static int box_geometry(hs_plan p, size_t *maxself_out) {
     if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
     pe->nsend = box_sections(p, q, me, false, pe->send, &pe->send_bytes);
     pe->nrecv = box_sections(p, me, q, true, pe->recv, &pe->recv_bytes);
-    p->core_bytes += (uint64_t)(ns + nr) * (sizeof(hs_section) + sizeof(int));
+    p->core->core_bytes += (uint64_t)(ns + nr) * (sizeof(hs_section) + sizeof(int));
     pe->send_fm = field_order(pe->send, pe->nsend, p->nfields);
     pe->recv_fm = field_order(pe->recv, pe->nrecv, p->nfields);
     if (!pe->send_fm || !pe->recv_fm)
@@ -301,7 +302,7 @@ static int box_geometry(hs_plan p, size_t *maxself_out) {
   for (int i = 0; i < n; i++) {
     src[i].msg_offset = dst[i].msg_offset = 0;
     p->self[p->nself++] = (hs_selfcopy){src[i], dst[i]};
-    p->self_bytes += src[i].bytes;
+    p->core->self_bytes += src[i].bytes;
     if (src[i].bytes > maxself) maxself = src[i].bytes;
   }
   free(src);
@@ -320,41 +321,41 @@ int hs__build_geometry(hs_plan p) {
     rc = box_geometry(p, &maxself);
     return rc != HS_OK ? rc : finish_self(p, maxself);
   }
-  if (p->stage_axis) hs__keep_stage_offsets(p);
-  for (int i = 0; i < p->noffsets; i++) {
-    int neg[3] = {-p->offsets[i][0], -p->offsets[i][1], -p->offsets[i][2]};
-    p->send_to[i] = neighbour(p->decomp, p->offsets[i]);
-    p->recv_from[i] = neighbour(p->decomp, neg);
+  if (p->core->stage_axis) hs__keep_stage_offsets(p);
+  for (int i = 0; i < p->core->noffsets; i++) {
+    int neg[3] = {-p->core->offsets[i][0], -p->core->offsets[i][1], -p->core->offsets[i][2]};
+    p->core->send_to[i] = neighbour(p->decomp, p->core->offsets[i]);
+    p->core->recv_from[i] = neighbour(p->decomp, neg);
   }
   /* Distinct peers in order of first appearance. */
-  p->peers = calloc((size_t)(2 * p->noffsets + 1), sizeof *p->peers);
+  p->peers = calloc((size_t)(2 * p->core->noffsets + 1), sizeof *p->peers);
   if (!p->peers) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < p->noffsets; i++) {
-      int r = pass == 0 ? p->send_to[i] : p->recv_from[i];
+    for (int i = 0; i < p->core->noffsets; i++) {
+      int r = pass == 0 ? p->core->send_to[i] : p->core->recv_from[i];
       if (r == MPI_PROC_NULL || r == p->rank || peer_index(p, r) >= 0) continue;
       p->peers[p->npeers++].rank = r;
     }
   int nf = p->nfields, nsec = 0; /* sections per offset: every component of every field */
-  for (int f = 0; f < nf; f++) nsec += p->fields[f].fat ? 1 : p->fields[f].ncomp;
+  for (int f = 0; f < nf; f++) nsec += p->fields[f].comp_fastest ? 1 : p->fields[f].ncomp;
   for (int k = 0; k < p->npeers; k++) {
     hs_peer *pe = &p->peers[k];
     int ns = 0, nr = 0;
-    for (int i = 0; i < p->noffsets; i++) {
-      if (p->send_to[i] == pe->rank) ns++;
-      if (p->recv_from[i] == pe->rank) nr++;
+    for (int i = 0; i < p->core->noffsets; i++) {
+      if (p->core->send_to[i] == pe->rank) ns++;
+      if (p->core->recv_from[i] == pe->rank) nr++;
     }
     pe->send = calloc((size_t)(ns * nsec + 1), sizeof *pe->send);
     pe->recv = calloc((size_t)(nr * nsec + 1), sizeof *pe->recv);
     if (!pe->send || !pe->recv) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nsec * sizeof(hs_section);
+    p->core->core_bytes += (uint64_t)(ns + nr) * (uint64_t)nsec * sizeof(hs_section);
     /* Sections ordered by the sender's offset, then field, then component: both sides agree
      * (design.md). Empty boxes (a field with depth 0 on that side) have no section. */
-    for (int i = 0; i < p->noffsets; i++)
+    for (int i = 0; i < p->core->noffsets; i++)
       for (int f = 0; f < nf; f++) {
-        if (p->send_to[i] == pe->rank)
+        if (p->core->send_to[i] == pe->rank)
           pe->nsend += add_sections(p, i, f, false, pe->send + pe->nsend, &pe->send_bytes);
-        if (p->recv_from[i] == pe->rank)
+        if (p->core->recv_from[i] == pe->rank)
           pe->nrecv += add_sections(p, i, f, true, pe->recv + pe->nrecv, &pe->recv_bytes);
       }
   }
@@ -375,17 +376,17 @@ int hs__build_geometry(hs_plan p) {
     pe->recv_fm = field_order(pe->recv, pe->nrecv, nf);
     if (!pe->send_fm || !pe->recv_fm)
       return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += (uint64_t)(pe->nsend + pe->nrecv) * sizeof(int);
+    p->core->core_bytes += (uint64_t)(pe->nsend + pe->nrecv) * sizeof(int);
   }
   int nself = 0;
-  for (int i = 0; i < p->noffsets; i++)
-    if (p->send_to[i] == p->rank) nself++;
+  for (int i = 0; i < p->core->noffsets; i++)
+    if (p->core->send_to[i] == p->rank) nself++;
   p->self = calloc((size_t)(nself * nsec + 1), sizeof *p->self);
   if (!p->self) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   hs_section *tmp = calloc((size_t)(2 * nsec + 2), sizeof *tmp);
   if (!tmp) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  for (int i = 0; i < p->noffsets; i++) {
-    if (p->send_to[i] != p->rank) continue;
+  for (int i = 0; i < p->core->noffsets; i++) {
+    if (p->core->send_to[i] != p->rank) continue;
     for (int f = 0; f < nf; f++) {
       size_t sb = 0, db = 0;
       int n = add_sections(p, i, f, false, tmp, &sb);
@@ -395,7 +396,7 @@ int hs__build_geometry(hs_plan p) {
         sc.src = tmp[c];
         sc.dst = tmp[nsec + 1 + c];
         sc.src.msg_offset = sc.dst.msg_offset = 0;
-        p->self_bytes += sc.src.bytes;
+        p->core->self_bytes += sc.src.bytes;
         if (sc.src.bytes > maxself) maxself = sc.src.bytes;
         p->self[p->nself++] = sc;
       }
@@ -415,9 +416,9 @@ static int finish_self(hs_plan p, size_t maxself) {
     p->self[j] = c;
   }
   if (p->has_callbacks && maxself > 0) {
-    p->self_bounce = malloc(maxself);
-    if (!p->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-    p->core_bytes += maxself;
+    p->core->self_bounce = malloc(maxself);
+    if (!p->core->self_bounce) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+    p->core->core_bytes += maxself;
   }
   return HS_OK;
 }

@@ -1,6 +1,5 @@
 /* Packing engine: sections are pre-reduced to memcpy runs inside at most three loops. */
-#include "hs_pack.h"
-#include "hs_transport.h"
+#include "hs_core.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,7 +60,7 @@ void hs__stream_decide(hs_plan p) {
   double field_bytes = 0;
   for (int f = 0; f < p->nfields; f++) {
     const hs_fieldinfo *fi = &p->fields[f];
-    double n = (double)fi->cell * (fi->fat ? 1 : fi->ncomp);
+    double n = (double)fi->cell * (fi->comp_fastest ? 1 : fi->ncomp);
     for (int a = 0; a < p->ndims; a++) n *= fi->alloc[a];
     field_bytes += n;
   }
@@ -75,9 +74,10 @@ void hs__stream_decide(hs_plan p) {
   if (llc <= 0) llc = 1 << 20;
   if (cores <= 0) cores = 1;
 #if defined(__SSE2__)
-  p->stream = p->core.stream == 2 || (p->core.stream == 0 && field_bytes > (double)llc / cores);
+  int opt = p->core->config.stream;
+  p->core->stream = opt == 2 || (opt == 0 && field_bytes > (double)llc / cores);
 #else
-  p->stream = false;
+  p->core->stream = false;
 #endif
 }
 
@@ -104,7 +104,7 @@ void hs__unpack_section(const hs_plan p, const hs_section *s, char *field, const
   }
   char *dst0 = field + s->base;
   const size_t run = s->run;
-  const bool stream = p->stream;
+  const bool stream = p->core->stream;
   for (int k = 0; k < s->n3; k++)
     for (int j = 0; j < s->n2; j++) {
       char *dst = dst0 + k * s->s3 + j * s->s2;
@@ -180,7 +180,7 @@ static void copy_bytes(char *restrict dst, const char *restrict src, size_t n) {
 
 void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfield,
                        const hs_section *dst, char *dfield) {
-  const bool stream = p->stream;
+  const bool stream = p->core->stream;
   if (src->run == dst->run && src->n1 == dst->n1 && src->n2 == dst->n2 && src->n3 == dst->n3) {
     const size_t run = src->run;
     for (int k = 0; k < src->n3; k++)
@@ -202,8 +202,8 @@ void hs__self_copy(const hs_plan p, void *const *arrays) {
     const hs_fieldinfo *fi = &p->fields[f];
     if (fi->pack) {
       /* Policy hooks: through the plan's bounce buffer (sized at plan creation). */
-      fi->pack(fi->ctx, &c->src.box, p->self_bounce);
-      fi->unpack(fi->ctx, &c->dst.box, p->self_bounce);
+      fi->pack(fi->ctx, &c->src.box, p->core->self_bounce);
+      fi->unpack(fi->ctx, &c->dst.box, p->core->self_bounce);
       continue;
     }
     char *field = hs__field_ptr(p, arrays, f);

@@ -108,14 +108,15 @@ int hs_region_set_free(hs_region_set *s) {
 int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks) {
   if (!s && !masks) return HS_OK;
   /* also for a nested plan: auto's staged candidate would swap every region */
-  if (p->core.staged || p->order == HS_ORDER_SWEEP)
+  if (p->core->config.staged || p->core->order == HS_ORDER_SWEEP)
     return hs__error(HS_ERR_ARG, "hs_plan_create_regions: a region set cannot be combined with "
-                     "%s, which exchanges axis by axis", p->core.staged ? "staged=1"
+                     "%s, which exchanges axis by axis", p->core->config.staged ? "staged=1"
                                                                          : "HS_ORDER_SWEEP");
-  p->region_mask = calloc((size_t)p->nfields, sizeof *p->region_mask);
-  if (!p->region_mask) return hs__error(HS_ERR_NOMEM, "hs_plan_create_regions: out of memory");
+  p->core->region_mask = calloc((size_t)p->nfields, sizeof *p->core->region_mask);
+  if (!p->core->region_mask)
+    return hs__error(HS_ERR_NOMEM, "hs_plan_create_regions: out of memory");
   if (masks) { /* a nested plan: its parent's, already checked */
-    memcpy(p->region_mask, masks, (size_t)p->nfields * sizeof *masks);
+    memcpy(p->core->region_mask, masks, (size_t)p->nfields * sizeof *masks);
     return HS_OK;
   }
   uint32_t outside = 0; /* sides on axes the grid does not have */
@@ -131,20 +132,20 @@ int hs__regions_apply(hs_plan p, const hs_region_set s, const uint32_t *masks) {
       return hs__error(HS_ERR_ARG, "hs_plan_create_regions: the region set names a z region "
                        "(field %d) but the grid has %d axes", s->field[e], p->ndims);
     for (int f = 0; f < p->nfields; f++)
-      if (s->field[e] < 0 || s->field[e] == f) p->region_mask[f] |= s->mask[e] & ~outside;
+      if (s->field[e] < 0 || s->field[e] == f) p->core->region_mask[f] |= s->mask[e] & ~outside;
   }
   return HS_OK;
 }
 
 int hs__regions_same(hs_plan p) {
-  int any = p->region_mask != NULL, all = 0;
+  int any = p->core->region_mask != NULL, all = 0;
   MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, p->comm);
   if (!all) return HS_OK;
   int n = p->nfields;
   uint32_t *v = calloc((size_t)(2 * n + 2), sizeof *v);
   if (!v) return hs__error(HS_ERR_NOMEM, "hs_plan_create_regions: out of memory");
   for (int f = 0; f < n; f++) {
-    v[f] = p->region_mask ? p->region_mask[f] : (1u << 27) - 1; /* no set: everything */
+    v[f] = p->core->region_mask ? p->core->region_mask[f] : (1u << 27) - 1; /* no set: everything */
     v[n + f] = ~v[f];
   }
   MPI_Allreduce(MPI_IN_PLACE, v, 2 * n, MPI_UINT32_T, MPI_BAND, p->comm);
@@ -157,20 +158,22 @@ int hs__regions_same(hs_plan p) {
   return rc;
 }
 
+bool hs__plan_has_regions(const hs_plan p) { return p->core->region_mask != NULL; }
+
 bool hs__region_flow(const hs_plan p, int f, const int o[HS_MAX_DIMS]) {
-  if (!p->region_mask) return true;
+  if (!p->core->region_mask) return true;
   int h[3] = {-o[0], -o[1], -o[2]};
-  return p->region_mask[f] >> side_bit(h) & 1u;
+  return p->core->region_mask[f] >> side_bit(h) & 1u;
 }
 
 void hs__regions_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
-  if (!p->region_mask) return;
+  if (!p->core->region_mask) return;
   hs__appendf(buf, len, n, "regions");
   for (int f = 0; f < p->nfields; f++) {
     hs__appendf(buf, len, n, " %d:", f);
     int first = 1;
     for (int b = 0; b < 27; b++) {
-      if (!(p->region_mask[f] >> b & 1u)) continue;
+      if (!(p->core->region_mask[f] >> b & 1u)) continue;
       int h[3] = {b / 9 - 1, b / 3 % 3 - 1, b % 3 - 1};
       hs__appendf(buf, len, n, "%s", first ? "" : ",");
       first = 0;

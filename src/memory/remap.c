@@ -98,7 +98,7 @@ static void field_span(const hs_plan p, int f, ptrdiff_t *lo, size_t *bytes) {
     if (x < 0) l += x;
     else h += x;
   }
-  if (!fi->fat && fi->ncomp > 1) {
+  if (!fi->comp_fastest && fi->ncomp > 1) {
     ptrdiff_t x = (ptrdiff_t)(fi->ncomp - 1) * fi->comp_bytes;
     if (x < 0) l += x;
     else h += x;
@@ -356,9 +356,9 @@ static int remap_node(hs_plan p, struct hs_remap *m, MPI_Comm node, int nsize,
 
 int hs__remap_setup(hs_plan p) {
   /* A stage of a staged plan swaps the staged plan's arrays, which that plan remapped. */
-  if (!p->core.remap || p->stage_axis) return HS_OK;
+  if (!p->core->config.remap || p->core->stage_axis) return HS_OK;
   struct hs_remap *m = calloc(1, sizeof *m);
-  p->remap = m;
+  p->core->remap = m;
   int rc = hs__agree(p->comm, m ? HS_OK : hs__error(HS_ERR_NOMEM, "remap: out of memory"));
   if (rc != HS_OK) return rc;
   MPI_Comm node;
@@ -385,7 +385,7 @@ int hs__remap_setup(hs_plan p) {
 }
 
 void hs__remap_free(hs_plan p) {
-  struct hs_remap *m = p->remap;
+  struct hs_remap *m = p->core->remap;
   if (!m) return;
   for (int i = 0; i < m->nentries; i++) hs__shared_remove(m->entries[i]);
   for (int i = 0; i < m->nviews; i++) munmap(m->views[i].addr, m->views[i].len);
@@ -394,11 +394,11 @@ void hs__remap_free(hs_plan p) {
   free(m->views);
   free(m->refs);
   free(m);
-  p->remap = NULL;
+  p->core->remap = NULL;
 }
 
 void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
-  const struct hs_remap *m = p->remap;
+  const struct hs_remap *m = p->core->remap;
   if (!m) return;
   if (!m->neighbours && !m->arrays)
     hs__appendf(buf, len, n, "; remap: nothing shared (no decomposition neighbour on this node)");
@@ -411,7 +411,7 @@ void hs__remap_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
 #else /* no memfd / pidfd_getfd */
 
 int hs__remap_setup(hs_plan p) {
-  if (!p->core.remap || p->stage_axis) return HS_OK;
+  if (!p->core->config.remap || p->core->stage_axis) return HS_OK;
   return hs__error(HS_ERR_UNAVAILABLE, "hs_plan_create: option remap=1 needs Linux memfd_create "
                                        "and pidfd_getfd (Linux >= 5.6), not found when haloswap "
                                        "was built");

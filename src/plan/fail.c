@@ -19,38 +19,38 @@ void hs__fail_seen(hs_plan p, int rank) {
     snprintf(f.msg, sizeof f.msg, "rank %d: its swap failed (its message was lost)", rank);
   }
   f.msg[sizeof f.msg - 1] = 0;
-  if (!p->round_flagged || f.origin < p->round_in.origin) p->round_in = f;
-  p->round_flagged = true;
+  if (!p->core->round_flagged || f.origin < p->core->round_in.origin) p->core->round_in = f;
+  p->core->round_flagged = true;
 }
 
 char *hs__fail_scratch(hs_plan p, size_t bytes) {
-  if (bytes > p->fail_scratch_bytes) {
-    char *b = realloc(p->fail_scratch, bytes);
+  if (bytes > p->core->fail_scratch_bytes) {
+    char *b = realloc(p->core->fail_scratch, bytes);
     if (!b) return NULL;
-    p->fail_scratch = b;
-    p->fail_scratch_bytes = bytes;
+    p->core->fail_scratch = b;
+    p->core->fail_scratch_bytes = bytes;
   }
-  return p->fail_scratch ? p->fail_scratch : (p->fail_scratch = malloc(1));
+  return p->core->fail_scratch ? p->core->fail_scratch : (p->core->fail_scratch = malloc(1));
 }
 
 int hs__fail_record(hs_plan p, int code) {
-  if (!p->failed) {
+  if (!p->core->failed) {
     const char *m = hs_error_message();
-    p->failure.code = code;
-    p->failure.origin = p->rank;
+    p->core->failure.code = code;
+    p->core->failure.origin = p->rank;
     if (strncmp(m, "rank ", 5) == 0)
-      snprintf(p->failure.msg, sizeof p->failure.msg, "%s", m);
+      snprintf(p->core->failure.msg, sizeof p->core->failure.msg, "%s", m);
     else
-      snprintf(p->failure.msg, sizeof p->failure.msg, "rank %d: %.1000s", p->rank, m);
-    p->failed = true;
+      snprintf(p->core->failure.msg, sizeof p->core->failure.msg, "rank %d: %.1000s", p->rank, m);
+    p->core->failed = true;
   }
   return code;
 }
 
 void hs__fail_adopt(hs_plan p, const hs_plan from) {
-  if (p->failed) return;
-  p->failure = from->failure;
-  p->failed = true;
+  if (p->core->failed) return;
+  p->core->failure = from->core->failure;
+  p->core->failed = true;
 }
 
 int hs__fail_texts_begin(hs_plan p, int reverse, MPI_Request **reqs, int *n) {
@@ -59,7 +59,7 @@ int hs__fail_texts_begin(hs_plan p, int reverse, MPI_Request **reqs, int *n) {
   if (!*reqs) return hs__error(HS_ERR_NOMEM, "out of memory sending a swap's failure");
   for (int k = 0; k < p->npeers; k++)
     if ((reverse ? p->peers[k].recv_bytes : p->peers[k].send_bytes) &&
-        MPI_Isend(&p->failure, (int)sizeof p->failure, MPI_BYTE, p->peers[k].rank,
+        MPI_Isend(&p->core->failure, (int)sizeof p->core->failure, MPI_BYTE, p->peers[k].rank,
                   HS_TAG_FAILTEXT, p->comm, &(*reqs)[*n]) == MPI_SUCCESS)
       (*n)++;
   return HS_OK;
@@ -71,13 +71,13 @@ void hs__fail_texts_end(MPI_Request *reqs, int n) {
 }
 
 int hs__fail_error(hs_plan p) {
-  hs__error(p->failure.code, "%s", p->failure.msg);
-  return p->failure.code;
+  hs__error(p->core->failure.code, "%s", p->core->failure.msg);
+  return p->core->failure.code;
 }
 
 void hs__fail_free(hs_plan p) {
-  free(p->fail_scratch);
-  free(p->round_arrays);
-  p->fail_scratch = NULL;
-  p->round_arrays = NULL;
+  free(p->core->fail_scratch);
+  free(p->core->round_arrays);
+  p->core->fail_scratch = NULL;
+  p->core->round_arrays = NULL;
 }

@@ -40,14 +40,15 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
                                      "characters)",
                          origin, (int)n, s, HS_OPT_KEY_LEN, HS_OPT_VAL_LEN);
       int slot = -1;
-      for (int i = 0; i < p->noptions; i++)
-        if (strlen(p->options[i].key) == kl && !strncmp(p->options[i].key, s, kl)) slot = i;
+      for (int i = 0; i < p->core->noptions; i++)
+        if (strlen(p->core->options[i].key) == kl && !strncmp(p->core->options[i].key, s, kl))
+          slot = i;
       if (slot < 0) {
-        if (p->noptions == HS_MAX_OPTIONS)
+        if (p->core->noptions == HS_MAX_OPTIONS)
           return hs__error(HS_ERR_ARG, "%s: more than %d options", origin, HS_MAX_OPTIONS);
-        slot = p->noptions++;
+        slot = p->core->noptions++;
       }
-      hs_option *o = &p->options[slot];
+      hs_option *o = &p->core->options[slot];
       memcpy(o->key, s, kl);
       o->key[kl] = 0;
       memcpy(o->val, v, vl);
@@ -62,7 +63,7 @@ int hs__options_add(hs_plan p, const char *list, const char *origin) {
 
 static const char *const stream_vals[] = {"auto", "0", "1", NULL};
 
-/* Options of the core, accepted by every transport; they fill p->core. */
+/* Options of the core, accepted by every transport; they fill p->core->config. */
 static const hs_option_spec core_options[] = {
     HS_OPTION_BOOL("staged", "0", hs_core_config, staged,
      "exchange along x, then y, then z, each stage's faces carrying the halos filled before "
@@ -139,15 +140,15 @@ static int parse_value(const hs_plan p, const hs_option_spec *s, const char *v, 
 }
 
 int hs__options_resolve(hs_plan p) {
-  const hs_transport_ops *ops = p->transport;
-  p->options_given = 0;
-  for (int i = 0; i < p->noptions; i++) {
+  const hs_transport_ops *ops = p->core->transport;
+  p->core->options_given = 0;
+  for (int i = 0; i < p->core->noptions; i++) {
     int idx;
-    if (table_find(core_options, p->options[i].key, &idx)) {
-      p->core_given |= 1u << idx;
+    if (table_find(core_options, p->core->options[i].key, &idx)) {
+      p->core->config_given |= 1u << idx;
       continue;
     }
-    if (!spec_find(ops, p->options[i].key, &idx)) {
+    if (!spec_find(ops, p->core->options[i].key, &idx)) {
       char list[512] = "", core[256] = "";
       size_t n = 0, m = 0;
       for (int k = 0; ops->options && ops->options[k].key; k++)
@@ -156,17 +157,17 @@ int hs__options_resolve(hs_plan p) {
         hs__appendf(core, sizeof core, &m, "%s%s", k ? ", " : "", core_options[k].key);
       return hs__error(HS_ERR_ARG, "hs_plan_create: transport %s has no option '%s' (from %s; "
                                    "its options: %s); every transport also takes: %s",
-                       p->transport_name, p->options[i].key, p->options[i].origin,
+                       p->transport_name, p->core->options[i].key, p->core->options[i].origin,
                        list[0] ? list : "none", core);
     }
-    p->options_given |= 1u << idx;
+    p->core->options_given |= 1u << idx;
   }
   for (int k = 0; core_options[k].key; k++) {
     const hs_option_spec *s = &core_options[k];
     const char *v = s->def;
-    for (int i = 0; i < p->noptions; i++)
-      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
-    int rc = parse_value(p, s, v, (char *)&p->core);
+    for (int i = 0; i < p->core->noptions; i++)
+      if (!strcmp(p->core->options[i].key, s->key)) v = p->core->options[i].val;
+    int rc = parse_value(p, s, v, (char *)&p->core->config);
     if (rc != HS_OK) return rc;
   }
   if (!ops->config_size) return HS_OK;
@@ -175,8 +176,8 @@ int hs__options_resolve(hs_plan p) {
   for (int k = 0; ops->options && ops->options[k].key; k++) {
     const hs_option_spec *s = &ops->options[k];
     const char *v = s->def;
-    for (int i = 0; i < p->noptions; i++)
-      if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+    for (int i = 0; i < p->core->noptions; i++)
+      if (!strcmp(p->core->options[i].key, s->key)) v = p->core->options[i].val;
     int rc = parse_value(p, s, v, p->config);
     if (rc != HS_OK) return rc;
   }
@@ -193,8 +194,8 @@ int hs__options_defaults(const hs_plan p, const hs_option_spec *table, void *cfg
 
 bool hs__option_given(const hs_plan p, const char *key) {
   int idx;
-  if (table_find(core_options, key, &idx)) return p->core_given >> idx & 1u;
-  return spec_find(p->transport, key, &idx) && (p->options_given >> idx & 1u);
+  if (table_find(core_options, key, &idx)) return p->core->config_given >> idx & 1u;
+  return spec_find(p->core->transport, key, &idx) && (p->core->options_given >> idx & 1u);
 }
 
 bool hs__core_option(const char *key) { return table_find(core_options, key, NULL) != NULL; }
@@ -202,12 +203,12 @@ bool hs__core_option(const char *key) { return table_find(core_options, key, NUL
 void hs__options_describe(const hs_plan p, char *buf, size_t len, size_t *n) {
   int k = 0;
   for (int t = 0; t < 2; t++) {
-    const hs_option_spec *tab = t == 0 ? p->transport->options : core_options;
+    const hs_option_spec *tab = t == 0 ? p->core->transport->options : core_options;
     for (int j = 0; tab && tab[j].key; j++, k++) {
       const hs_option_spec *s = &tab[j];
       const char *v = s->def;
-      for (int i = 0; i < p->noptions; i++)
-        if (!strcmp(p->options[i].key, s->key)) v = p->options[i].val;
+      for (int i = 0; i < p->core->noptions; i++)
+        if (!strcmp(p->core->options[i].key, s->key)) v = p->core->options[i].val;
       hs__appendf(buf, len, n, "%s%s=%s", k ? "," : ":", s->key,
                   s->kind == HS_OPT_STRING && strchr(v, ',') ? "[...]" : v);
     }
@@ -270,7 +271,7 @@ int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
   p->transport_name[n] = 0;
   for (char *c = p->transport_name; *c; c++)
     if (*c == '_') *c = '-';
-  p->ops = p->transport = hs__transport_find(p->transport_name);
+  p->ops = p->core->transport = hs__transport_find(p->transport_name);
   const char *why = p->ops ? NULL : hs__transport_unbuilt(p->transport_name);
   if (why) return hs__transport_unbuilt_error("hs_plan_create", p->transport_name, why);
   if (!p->ops) {
@@ -281,8 +282,9 @@ int hs__transport_resolve(hs_plan p, const hs_plan_desc *desc, bool nested,
   }
   int rc = HS_OK;
   /* A plan nested in one of the same transport takes its options as parsed, less the core's. */
-  for (int i = 0; parent && i < parent->noptions; i++)
-    if (!hs__core_option(parent->options[i].key)) p->options[p->noptions++] = parent->options[i];
+  for (int i = 0; parent && i < parent->core->noptions; i++)
+    if (!hs__core_option(parent->core->options[i].key))
+      p->core->options[p->core->noptions++] = parent->core->options[i];
   if (!nested)
     rc = hs__options_add(p, getenv("HALOSWAP_OPTIONS"), "HALOSWAP_OPTIONS");
   if (rc == HS_OK && colon) rc = hs__options_add(p, colon + 1, "the transport name");

@@ -8,14 +8,14 @@
 
 /* The validated combine order into the plan (the description's list is read only here). */
 static void copy_order(hs_plan p, const hs_plan_desc *desc) {
-  p->order = desc->order;
-  if (p->order == HS_ORDER_OFFSETS) {
-    p->norder = desc->norder;
-    memcpy(p->order_offsets, desc->order_offsets,
-           (size_t)desc->norder * sizeof p->order_offsets[0]);
-  } else if (p->order == HS_ORDER_SWEEP) {
-    p->nsweep = desc->nsweep;
-    memcpy(p->sweep_axes, desc->sweep_axes, sizeof p->sweep_axes);
+  p->core->order = desc->order;
+  if (p->core->order == HS_ORDER_OFFSETS) {
+    p->core->norder = desc->norder;
+    memcpy(p->core->order_offsets, desc->order_offsets,
+           (size_t)desc->norder * sizeof p->core->order_offsets[0]);
+  } else if (p->core->order == HS_ORDER_SWEEP) {
+    p->core->nsweep = desc->nsweep;
+    memcpy(p->core->sweep_axes, desc->sweep_axes, sizeof p->core->sweep_axes);
   }
 }
 
@@ -38,10 +38,10 @@ static void free_core(hs_plan p) {
     }
   free(p->peers);
   free(p->self);
-  free(p->self_bounce);
+  free(p->core->self_bounce);
   free(p->fields);
-  free(p->user_fields);
-  free(p->region_mask);
+  free(p->core->user_fields);
+  free(p->core->region_mask);
   free(p->config);
   hs__fail_free(p);
   if (p->comm != MPI_COMM_NULL) MPI_Comm_free(&p->comm);
@@ -65,8 +65,11 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
   rc = hs__agree(d->comm, rc);
   if (rc != HS_OK) return rc;
 
-  hs_plan p = calloc(1, sizeof *p);
-  if (!p) rc = hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  /* The transport's view and the core's state in one block (free(p) frees both). */
+  struct plan_block { struct hs_plan_s view; struct hs_plan_core core; } *block;
+  hs_plan p = (block = calloc(1, sizeof *block)) ? &block->view : NULL;
+  if (p) p->core = &block->core;
+  else rc = hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
   rc = hs__agree(d->comm, rc);
   if (rc != HS_OK) {
     free(p);
@@ -78,16 +81,16 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
   p->rank = d->rank;
   p->size = d->size;
   for (int a = 0; a < HS_MAX_DIMS; a++) {
-    p->local[a] = d->local[a];
-    p->depth[a] = desc->depth[a];
+    p->core->local[a] = d->local[a];
+    p->core->depth[a] = desc->depth[a];
   }
-  p->stencil = desc->stencil;
-  p->oneway = desc->oneway;
-  p->oneway_axis = desc->oneway_axis;
+  p->core->stencil = desc->stencil;
+  p->core->oneway = desc->oneway;
+  p->core->oneway_axis = desc->oneway_axis;
   p->nfields = desc->nfields;
-  p->stage_axis = stage ? stage->axis + 1 : 0;
-  p->stage_wide = stage ? stage->wide : 0u;
-  p->stage_full = stage && stage->full;
+  p->core->stage_axis = stage ? stage->axis + 1 : 0;
+  p->core->stage_wide = stage ? stage->wide : 0u;
+  p->core->stage_full = stage && stage->full;
   copy_order(p, desc);
   int mrc = MPI_Comm_dup(d->comm, &p->comm);
   if (mrc != MPI_SUCCESS) {
@@ -122,11 +125,11 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
     return rc;
   }
   for (int k = 0; k < p->npeers; k++) { /* a decorator counts its inner plans' instead */
-    p->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
-    p->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
+    p->core->stats.bytes_sent_per_swap += p->peers[k].send_bytes;
+    p->core->stats.bytes_recv_per_swap += p->peers[k].recv_bytes;
   }
-  p->stats.bytes_self_per_swap = p->self_bytes;
-  p->stats.npeers = p->npeers;
+  p->core->stats.bytes_self_per_swap = p->core->self_bytes;
+  p->core->stats.npeers = p->npeers;
   rc = hs__agree(p->comm, hs__decorator.setup(p));
   if (rc != HS_OK) {
     char msg[1024];
@@ -143,22 +146,22 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
 int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *out) {
   hs_plan_desc d;
   hs_plan_desc_init(&d);
-  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->depth[a];
-  d.stencil = p->stencil;
+  for (int a = 0; a < HS_MAX_DIMS; a++) d.depth[a] = p->core->depth[a];
+  d.stencil = p->core->stencil;
   d.nfields = p->nfields;
-  d.fields = p->user_fields;
+  d.fields = p->core->user_fields;
   d.transport_name = spec ? spec : p->transport_name;
   if (!stage) { /* a stage's geometry is its own; the combine order is the plan's */
-    d.oneway = p->oneway;
-    d.oneway_axis = p->oneway_axis;
-    d.order = p->order;
-    d.norder = p->norder;
-    d.order_offsets = &p->order_offsets[0][0];
-    d.nsweep = p->nsweep;
-    memcpy(d.sweep_axes, p->sweep_axes, sizeof d.sweep_axes);
+    d.oneway = p->core->oneway;
+    d.oneway_axis = p->core->oneway_axis;
+    d.order = p->core->order;
+    d.norder = p->core->norder;
+    d.order_offsets = &p->core->order_offsets[0][0];
+    d.nsweep = p->core->nsweep;
+    memcpy(d.sweep_axes, p->core->sweep_axes, sizeof d.sweep_axes);
   }
   return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, NULL,
-                     p->region_mask, out);
+                     p->core->region_mask, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {
@@ -174,9 +177,9 @@ int hs_plan_free(hs_plan *pp) {
   if (!pp || !*pp) return HS_OK;
   hs_plan p = *pp;
   int rc = HS_OK;
-  if (p->in_progress || p->reverse_in_progress)
+  if (p->core->in_progress || p->core->reverse_in_progress)
     rc = hs__error(HS_ERR_STATE, "hs_plan_free: a %s is in progress; complete it first",
-                   p->in_progress ? "swap" : "reverse exchange");
+                   p->core->in_progress ? "swap" : "reverse exchange");
   rc = hs__agree(p->comm, rc);
   if (rc != HS_OK) return rc;
   destroy(p);
@@ -208,23 +211,24 @@ static bool own_self_copies(const hs_plan p) { return !(p->ops->flags & HS_OPS_D
 
 /* The arrays a swap was started with, for complete (which must be given the same ones). */
 static void keep_arrays(hs_plan p, void *const *arrays) {
-  p->round_given = false;
+  p->core->round_given = false;
   if (!arrays) return;
-  if (!p->round_arrays) p->round_arrays = calloc((size_t)p->nfields, sizeof *p->round_arrays);
-  if (!p->round_arrays) return; /* out of memory: complete uses its own arrays, unchecked */
-  for (int f = 0; f < p->nfields; f++) p->round_arrays[f] = arrays[f];
-  p->round_given = true;
+  if (!p->core->round_arrays)
+    p->core->round_arrays = calloc((size_t)p->nfields, sizeof *p->core->round_arrays);
+  if (!p->core->round_arrays) return; /* out of memory: complete uses its own arrays, unchecked */
+  for (int f = 0; f < p->nfields; f++) p->core->round_arrays[f] = arrays[f];
+  p->core->round_given = true;
 }
 
 static void *const *started_arrays(const hs_plan p) {
-  return p->round_given ? (void *const *)p->round_arrays : NULL;
+  return p->core->round_given ? (void *const *)p->core->round_arrays : NULL;
 }
 
 /* A start in the middle of a round (forward or reverse): no round began, so it is refused on
  * this rank alone; the round in progress goes on as started and the plan stays usable. */
 static int mid_round(hs_plan p, const char *who) {
   return hs__error(HS_ERR_STATE, "%s: a %s is already in progress on this plan", who,
-                   p->in_progress ? "swap" : "reverse exchange");
+                   p->core->in_progress ? "swap" : "reverse exchange");
 }
 
 /* A call of the other kind of round than the one in progress (a reverse during a swap, a
@@ -232,26 +236,39 @@ static int mid_round(hs_plan p, const char *who) {
  * in progress goes on, so it is refused on this rank only. */
 static int other_round(hs_plan p, const char *who) {
   return hs__error(HS_ERR_STATE, "%s: a %s is in progress on this plan", who,
-                   p->in_progress ? "swap" : "reverse exchange");
+                   p->core->in_progress ? "swap" : "reverse exchange");
+}
+
+/* A complete with no round of its kind in progress: the other kind's is, the plan failed,
+ * or nothing was started (a misuse the plan survives). */
+static int not_started(hs_plan p, const char *who, const char *what, bool reverse,
+                       void *const *arrays) {
+  if (p->core->in_progress || p->core->reverse_in_progress) return other_round(p, who);
+  if (p->core->failed)
+    return hs__error(HS_ERR_STATE, "%s: no %s is in progress (the plan failed: %.900s)", who,
+                     what, p->core->failure.msg);
+  hs__error(HS_ERR_STATE, "%s: no %s was started on this plan", who, what);
+  return hs__round_misuse(p, HS_ERR_STATE, reverse, arrays != NULL);
 }
 
 int hs_swap_start(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_start: plan is NULL");
-  if (p->in_progress || p->reverse_in_progress) return mid_round(p, "hs_swap_start");
+  if (p->core->in_progress || p->core->reverse_in_progress) return mid_round(p, "hs_swap_start");
   /* A nested plan's failed round is started with NULL: its outer plan set fail_given. */
-  if (p->failed) return hs__round_after_failure(p, "hs_swap_start", false, arrays || p->fail_given);
+  if (p->core->failed)
+    return hs__round_after_failure(p, "hs_swap_start", false, arrays || p->fail_given);
   int rc = check_arrays(p, arrays, "hs_swap_start");
   if (rc != HS_OK) return hs__round_fail_here(p, rc, false, arrays != NULL);
   double t0 = hs__wtime();
-  p->round_flagged = false;
+  p->core->round_flagged = false;
   rc = p->ops->start(p, arrays);
   if (rc != HS_OK) hs__fail_record(p, rc);
   double t1 = hs__wtime();
-  p->stats.seconds_start += t1 - t0;
-  p->stats.seconds_exposed += t1 - t0;
-  p->t_start = t0;
+  p->core->stats.seconds_start += t1 - t0;
+  p->core->stats.seconds_exposed += t1 - t0;
+  p->core->t_start = t0;
   if (rc == HS_OK) {
-    p->in_progress = true;
+    p->core->in_progress = true;
     keep_arrays(p, arrays);
   }
   return rc;
@@ -260,7 +277,7 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
 /* Complete and test (of the reverse: complete) must be given the arrays start had. */
 static int check_same_arrays(hs_plan p, void *const *arrays, const char *who) {
   void *const *s = started_arrays(p);
-  const bool rev = p->reverse_in_progress;
+  const bool rev = p->core->reverse_in_progress;
   for (int f = 0; f < p->nfields; f++) {
     if (p->fields[f].pack) continue;
     const char *a = hs__field_ptr(p, arrays, f), *b = hs__field_ptr(p, s, f);
@@ -276,9 +293,9 @@ static int check_same_arrays(hs_plan p, void *const *arrays, const char *who) {
 int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p || !done) return hs__error(HS_ERR_ARG, "hs_swap_test: %s is NULL", p ? "done" : "plan");
   *done = 0;
-  if (!p->in_progress) {
-    if (p->reverse_in_progress) return other_round(p, "hs_swap_test");
-    if (p->failed) return hs__round_after_failure(p, "hs_swap_test", false, arrays != NULL);
+  if (!p->core->in_progress) {
+    if (p->core->reverse_in_progress) return other_round(p, "hs_swap_test");
+    if (p->core->failed) return hs__round_after_failure(p, "hs_swap_test", false, arrays != NULL);
     hs__error(HS_ERR_STATE, "hs_swap_test: no swap was started on this plan");
     return hs__round_misuse(p, HS_ERR_STATE, false, arrays != NULL);
   }
@@ -290,42 +307,36 @@ int hs_swap_test(hs_plan p, void *const *arrays, int *done) {
   if (!p->ops->test) return HS_OK; /* reports done only through complete */
   double t0 = hs__wtime();
   rc = p->ops->test(p, arrays, done);
-  if (rc == HS_OK && *done && !p->self_done && own_self_copies(p) && !p->failed) {
+  if (rc == HS_OK && *done && !p->core->self_done && own_self_copies(p) && !p->core->failed) {
     hs__self_copy(p, arrays); /* done means every halo cell is written */
-    p->self_done = true;
+    p->core->self_done = true;
   }
   double t = hs__wtime() - t0;
-  p->stats.seconds_test += t;
-  p->stats.seconds_exposed += t;
+  p->core->stats.seconds_test += t;
+  p->core->stats.seconds_exposed += t;
   return rc;
 }
 
 int hs_swap_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_swap_complete: plan is NULL");
-  if (!p->in_progress) {
-    if (p->reverse_in_progress) return other_round(p, "hs_swap_complete");
-    if (p->failed) return hs__error(HS_ERR_STATE, "hs_swap_complete: no swap is in progress "
-                                                  "(the plan failed: %.900s)", p->failure.msg);
-    hs__error(HS_ERR_STATE, "hs_swap_complete: no swap was started on this plan");
-    return hs__round_misuse(p, HS_ERR_STATE, false, arrays != NULL);
-  }
+  if (!p->core->in_progress) return not_started(p, "hs_swap_complete", "swap", false, arrays);
   /* Wrong arrays: the round is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_swap_complete");
   if (arc != HS_OK) hs__fail_record(p, arc);
   arrays = started_arrays(p);
   double t0 = hs__wtime();
-  if (own_self_copies(p) && !p->self_done) hs__self_copy(p, arrays);
-  p->self_done = false;
+  if (own_self_copies(p) && !p->core->self_done) hs__self_copy(p, arrays);
+  p->core->self_done = false;
   int rc = p->ops->complete(p, arrays);
   rc = hs__round_result(p, rc);
   if (rc != HS_OK) hs__fail_record(p, rc); /* from a stage or a delegate, or MPI */
   double t1 = hs__wtime();
-  p->stats.seconds_complete += t1 - t0;
-  p->stats.seconds_exposed += t1 - t0;
-  p->stats.seconds_total += t1 - p->t_start;
-  p->in_progress = false;
-  if (rc == HS_OK && p->failed) return hs__fail_error(p); /* it failed during this swap */
-  if (rc == HS_OK) p->stats.swaps++;
+  p->core->stats.seconds_complete += t1 - t0;
+  p->core->stats.seconds_exposed += t1 - t0;
+  p->core->stats.seconds_total += t1 - p->core->t_start;
+  p->core->in_progress = false;
+  if (rc == HS_OK && p->core->failed) return hs__fail_error(p); /* it failed during this swap */
+  if (rc == HS_OK) p->core->stats.swaps++;
   return rc;
 }
 
@@ -337,22 +348,22 @@ int hs_swap(hs_plan p, void *const *arrays) {
 /* ------------------------------------------------------------------ reverse exchange */
 int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_start: plan is NULL");
-  if (p->in_progress) return other_round(p, "hs_reverse_start");
-  if (p->reverse_in_progress) return mid_round(p, "hs_reverse_start");
-  if (p->failed) return hs__round_after_failure(p, "hs_reverse_start", true, arrays != NULL);
+  if (p->core->in_progress) return other_round(p, "hs_reverse_start");
+  if (p->core->reverse_in_progress) return mid_round(p, "hs_reverse_start");
+  if (p->core->failed) return hs__round_after_failure(p, "hs_reverse_start", true, arrays != NULL);
   int rc = HS_OK;
   if (op != HS_OP_SUM && op != HS_OP_MAX && op != HS_OP_MIN && op != HS_OP_REPLACE)
     rc = hs__error(HS_ERR_ARG, "hs_reverse_start: op = %d is not an hs_op", (int)op);
   if (rc == HS_OK) rc = check_arrays(p, arrays, "hs_reverse_start");
   if (rc != HS_OK) return hs__round_fail_here(p, rc, true, arrays != NULL);
   double t0 = hs__wtime();
-  p->round_flagged = false;
+  p->core->round_flagged = false;
   rc = hs__plan_reverse_start(p, op, arrays);
   if (rc != HS_OK) hs__fail_record(p, rc);
-  p->stats.seconds_reverse += hs__wtime() - t0;
+  p->core->stats.seconds_reverse += hs__wtime() - t0;
   if (rc == HS_OK) {
-    p->reverse_in_progress = true;
-    p->reverse_op = op;
+    p->core->reverse_in_progress = true;
+    p->core->reverse_op = op;
     keep_arrays(p, arrays);
   }
   return rc;
@@ -360,26 +371,19 @@ int hs_reverse_start(hs_plan p, hs_op op, void *const *arrays) {
 
 int hs_reverse_complete(hs_plan p, void *const *arrays) {
   if (!p) return hs__error(HS_ERR_ARG, "hs_reverse_complete: plan is NULL");
-  if (!p->reverse_in_progress) {
-    if (p->in_progress) return other_round(p, "hs_reverse_complete");
-    if (p->failed)
-      return hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange is in progress "
-                                     "(the plan failed: %.900s)", p->failure.msg);
-    hs__error(HS_ERR_STATE, "hs_reverse_complete: no reverse exchange was started on this "
-                            "plan");
-    return hs__round_misuse(p, HS_ERR_STATE, true, arrays != NULL);
-  }
+  if (!p->core->reverse_in_progress)
+    return not_started(p, "hs_reverse_complete", "reverse exchange", true, arrays);
   /* Wrong arrays: the reverse is completed with the ones it was started with. */
   int arc = check_same_arrays(p, arrays, "hs_reverse_complete");
   if (arc != HS_OK) hs__fail_record(p, arc);
   arrays = started_arrays(p);
   double t0 = hs__wtime();
-  int rc = hs__round_result(p, hs__plan_reverse_complete(p, p->reverse_op, arrays));
+  int rc = hs__round_result(p, hs__plan_reverse_complete(p, p->core->reverse_op, arrays));
   if (rc != HS_OK) hs__fail_record(p, rc); /* from a stage or a delegate, or MPI */
-  p->stats.seconds_reverse += hs__wtime() - t0;
-  p->reverse_in_progress = false;
-  if (rc == HS_OK && p->failed) return hs__fail_error(p); /* it failed during this reverse */
-  if (rc == HS_OK) p->stats.reverses++;
+  p->core->stats.seconds_reverse += hs__wtime() - t0;
+  p->core->reverse_in_progress = false;
+  if (rc == HS_OK && p->core->failed) return hs__fail_error(p); /* it failed during this reverse */
+  if (rc == HS_OK) p->core->stats.reverses++;
   return rc;
 }
 

@@ -34,7 +34,7 @@ static void flagged_round(hs_plan p, bool given) {
     MPI_Request *texts = NULL;
     int ntexts = 0;
     p->round_failed = true;
-    p->round_flagged = false;
+    p->core->round_flagged = false;
     /* The texts after the flags: a neighbour receiving with any tag meets the flag first. */
     if (p->ops->start(p, NULL) == HS_OK) {
       hs__fail_texts_begin(p, 0, &texts, &ntexts);
@@ -55,7 +55,7 @@ static void flagged_reverse_round(hs_plan p) {
   MPI_Request *texts = NULL;
   int ntexts = 0;
   p->round_failed = true;
-  p->round_flagged = false;
+  p->core->round_flagged = false;
   if (hs__plan_reverse_start(p, HS_OP_SUM, NULL) == HS_OK) {
     hs__fail_texts_begin(p, 1, &texts, &ntexts);
     hs__plan_reverse_complete(p, HS_OP_SUM, NULL);
@@ -68,16 +68,16 @@ static void flagged_reverse_round(hs_plan p) {
  * begins: the plan fails and takes part in the round with flags. Returns the error every
  * flagged rank returns: of several ranks failing in the same round, the lowest one's. */
 int hs__round_fail_here(hs_plan p, int code, bool reverse, bool given) {
-  bool fresh = !p->failed;
+  bool fresh = !p->core->failed;
   hs__fail_record(p, code);
-  p->round_flagged = false;
+  p->core->round_flagged = false;
   if (reverse)
     flagged_reverse_round(p);
   else
     flagged_round(p, given);
-  if (fresh && p->round_flagged && p->round_in.origin < p->failure.origin)
-    p->failure = p->round_in;
-  p->round_flagged = false;
+  if (fresh && p->core->round_flagged && p->core->round_in.origin < p->core->failure.origin)
+    p->core->failure = p->core->round_in;
+  p->core->round_flagged = false;
   return hs__fail_error(p);
 }
 
@@ -91,11 +91,11 @@ int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char
 
 /* Back to usable after a misuse's failed round: the plan and the plans it runs (a delegate,
  * stages), which adopted the failure to run their rounds. */
-static void unfail(hs_plan p) {
-  p->failed = false;
-  p->round_flagged = false;
+static void clear_failure(hs_plan p) {
+  p->core->failed = false;
+  p->core->round_flagged = false;
   hs_plan in[HS_MAX_DIMS];
-  for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) unfail(in[k]);
+  for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) clear_failure(in[k]);
 }
 
 /* A complete or test with no round started (code, hs_error_message()): refused on this rank,
@@ -105,7 +105,7 @@ static void unfail(hs_plan p) {
 int hs__round_misuse(hs_plan p, int code, bool reverse, bool given) {
   hs__fail_record(p, code); /* first, so the error returned is its own, not a neighbour's */
   int rc = hs__round_fail_here(p, code, reverse, given);
-  unfail(p);
+  clear_failure(p);
   return rc;
 }
 
@@ -117,17 +117,17 @@ int hs__round_after_failure(hs_plan p, const char *who, bool reverse, bool given
   else
     flagged_round(p, given);
   return hs__error(HS_ERR_STATE, "%s: the plan failed in an earlier swap (%.900s); free it "
-                                 "with hs_plan_free", who, p->failure.msg);
+                                 "with hs_plan_free", who, p->core->failure.msg);
 }
 
 /* After the transport finished a round: a flag from an in-peer fails the swap here too. */
 int hs__round_result(hs_plan p, int rc) {
-  if (!p->round_flagged) return rc;
-  p->round_flagged = false;
-  if (!p->failed) {
-    p->failure = p->round_in;
-    p->failed = true;
+  if (!p->core->round_flagged) return rc;
+  p->core->round_flagged = false;
+  if (!p->core->failed) {
+    p->core->failure = p->core->round_in;
+    p->core->failed = true;
   }
-  hs__error(p->round_in.code, "%s", p->round_in.msg);
-  return p->round_in.code;
+  hs__error(p->core->round_in.code, "%s", p->core->round_in.msg);
+  return p->core->round_in.code;
 }

@@ -251,8 +251,9 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
     th = th * 31u + (unsigned)desc->fields[f].type * 7u + (desc->fields[f].pack ? 1u : 0u);
   v[7] = (int)(th & 0x7fffffff);
   unsigned oh = 0;
-  for (int i = 0; i < p->noptions; i++)
-    oh ^= (unsigned)hash_str(p->options[i].key) * 3u + (unsigned)hash_str(p->options[i].val);
+  for (int i = 0; i < p->core->noptions; i++)
+    oh ^= (unsigned)hash_str(p->core->options[i].key) * 3u +
+          (unsigned)hash_str(p->core->options[i].val);
   v[9] = (int)(oh & 0x7fffffff);
   v[10] = p->has_callbacks;
   /* Geometry that decides which offsets and sections exist (not the halos or extents a
@@ -261,15 +262,16 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
   for (int f = 0; f < p->nfields; f++) {
     const hs_fieldinfo *fi = &p->fields[f];
     for (int a = 0; a < HS_MAX_DIMS; a++)
-      gh = gh * 131u + (unsigned)(fi->dlo[a] * 7 + fi->dhi[a] * 61 + fi->node[a] * 977 +
-                                  fi->owner[a] * 3001 + fi->gext[a] * 17);
-    gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->fat);
+      gh = gh * 131u + (unsigned)(fi->depth_lo[a] * 7 + fi->depth_hi[a] * 61 + fi->node[a] * 977 +
+                                  fi->owner[a] * 3001 + fi->global_cells[a] * 17);
+    gh = gh * 31u + (unsigned)(fi->ncomp * 2 + fi->comp_fastest);
   }
   v[11] = (int)(gh & 0x7fffffff);
-  unsigned rh = (unsigned)p->order * 7919u + (unsigned)p->norder * 31u + (unsigned)p->nsweep;
-  for (int k = 0; k < p->norder; k++)
-    for (int a = 0; a < 3; a++) rh = rh * 3u + (unsigned)(p->order_offsets[k][a] + 1);
-  for (int k = 0; k < p->nsweep; k++) rh = rh * 5u + (unsigned)p->sweep_axes[k];
+  unsigned rh = (unsigned)p->core->order * 7919u + (unsigned)p->core->norder * 31u +
+                (unsigned)p->core->nsweep;
+  for (int k = 0; k < p->core->norder; k++)
+    for (int a = 0; a < 3; a++) rh = rh * 3u + (unsigned)(p->core->order_offsets[k][a] + 1);
+  for (int k = 0; k < p->core->nsweep; k++) rh = rh * 5u + (unsigned)p->core->sweep_axes[k];
   v[12] = (int)(rh & 0x7fffffff);
   int lo[N], hi[N];
   MPI_Allreduce(v, lo, N, MPI_INT, MPI_MIN, p->comm);
@@ -293,14 +295,14 @@ int hs__check_same(hs_plan p, const hs_plan_desc *desc) {
 }
 
 int hs__check_sweep(const hs_plan p) {
-  if (p->order != HS_ORDER_SWEEP || p->nsweep == 0) return HS_OK;
+  if (p->core->order != HS_ORDER_SWEEP || p->core->nsweep == 0) return HS_OK;
   for (int a = 0; a < p->ndims; a++) {
     bool named = false;
-    for (int k = 0; k < p->nsweep; k++) named |= p->sweep_axes[k] == a;
-    if (p->axis_swapped[a] && !named)
+    for (int k = 0; k < p->core->nsweep; k++) named |= p->core->sweep_axes[k] == a;
+    if (p->core->axis_swapped[a] && !named)
       return hs__error(HS_ERR_ARG, "hs_plan_create: sweep_axes (%d entries) does not name axis "
                                    "%d, which the plan exchanges; name every exchanged axis once",
-                       p->nsweep, a);
+                       p->core->nsweep, a);
   }
   return HS_OK;
 }
@@ -348,18 +350,18 @@ int hs__check_shapes(hs_plan p) {
 int hs__check_boxes(const hs_plan p) {
   const hs_decomp d = p->decomp;
   if (!d->box) return HS_OK;
-  const char *no = p->core.staged ? "the staged exchange (core option staged=1)"
-                   : p->order == HS_ORDER_SWEEP ? "order = HS_ORDER_SWEEP"
-                   : p->core.remap ? "core option remap=1" : NULL;
+  const char *no = p->core->config.staged ? "the staged exchange (core option staged=1)"
+                   : p->core->order == HS_ORDER_SWEEP ? "order = HS_ORDER_SWEEP"
+                   : p->core->config.remap ? "core option remap=1" : NULL;
   if (no)
     return hs__error(HS_ERR_ARG, "hs_plan_create: %s goes axis by axis over a Cartesian process "
                      "grid; a box decomposition (hs_decomp_create_boxes) has none: exchange "
                      "directly", no);
   for (int f = 0; f < p->nfields; f++)
     for (int a = 0; a < p->ndims; a++) {
-      const hs_field *fl = &p->user_fields[f];
-      int dl = fl->depth_set[a] ? fl->depth_lo[a] : p->depth[a];
-      int dh = fl->depth_set[a] ? fl->depth_hi[a] : p->depth[a];
+      const hs_field *fl = &p->core->user_fields[f];
+      int dl = fl->depth_set[a] ? fl->depth_lo[a] : p->core->depth[a];
+      int dh = fl->depth_set[a] ? fl->depth_hi[a] : p->core->depth[a];
       if (fl->stagger[a] != HS_STAGGER_CELL || fl->extent[a] > 0)
         return hs__error(HS_ERR_ARG, "hs_plan_create: fields[%d] has %s on axis %d; a box "
                          "decomposition takes cell-centred fields on the boxes only", f,

@@ -114,9 +114,30 @@ if not m:
     problems.append("docs/design.md does not list the plan members a transport may write")
 else:
     allowed = set(re.findall(r"`(\w+)`", m.group(1)))
+    # The same list in the contract header: the members under "written by the transport" in
+    # struct hs_plan_s, and no member of the core's own state within a transport's reach.
+    header = open(os.path.join(src, "src/core/hs_transport.h"), encoding="utf-8").read()
+    checked += 1
+    if header.count("\n") > 200:  # design.md: "at most 200 lines", a contract a reader can hold
+        problems.append(f"src/core/hs_transport.h has {header.count(chr(10))} lines; "
+                        "docs/design.md promises at most 200")
+    view = re.search(r"struct hs_plan_s \{(.*?)\n\};", header, re.S)
+    written = re.search(r"/\* ---- written by the transport \*/(.*?)/\* ----", view.group(1), re.S) \
+        if view else None
+    checked += 1
+    if not written:
+        problems.append("src/core/hs_transport.h: struct hs_plan_s has no section "
+                        "\"written by the transport\"")
+    else:
+        declared = set(re.findall(r"(\w+);", re.sub(r"/\*.*?\*/", "", written.group(1), flags=re.S)))
+        if declared != allowed:
+            problems.append(f"src/core/hs_transport.h lets a transport write {sorted(declared)}, "
+                            f"docs/design.md lists {sorted(allowed)}")
     for path in glob.glob(os.path.join(src, "src/transports/**/*.c"), recursive=True) + \
             glob.glob(os.path.join(src, "src/contract/*.c")):
         text = re.sub(r"/\*.*?\*/", "", open(path, encoding="utf-8").read(), flags=re.S)
+        if re.search(r"->core\b", text):
+            problems.append(f"{os.path.relpath(path, src)} reaches the core's own state (p->core)")
         for member in re.findall(r"\bp->(\w+)(?:\[[^]]*\])?(?:\.\w+)*\s*(?:[-+|&]?=)(?!=)", text):
             checked += 1
             if member not in allowed:

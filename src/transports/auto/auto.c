@@ -3,7 +3,7 @@
  * core's analytic halo check (every halo cell must hold the value computed from the global
  * coordinates of the cell it mirrors), warms every candidate up past its own start-up (p2p's
  * internal trial, datatype builds, first touch), times them interleaved on the real fields in
- * rounds of back-to-back swaps, dropping the clearly slower ones early (see trial()), agrees
+ * rounds of back-to-back swaps, dropping the clearly slower ones early (trial.c), agrees
  * on the fastest across ranks (per round the slowest rank's mean time per swap; the score is
  * the median of the rounds, re-measured once when the rounds disagree) and from then on hands
  * every swap to that plan. The
@@ -15,22 +15,13 @@
  * staged where the plan has edges; a candidate may carry any number of options; bracket the
  * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
  * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
-#include "hs_meta.h"
+#include "auto.h"
 #include "hs_pack.h"
-#include "hs_transport.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define AUTO_MAX_CAND 24
-#define AUTO_MAX_ROUNDS 64
-
-typedef struct {
-  char candidates[HS_OPT_VAL_LEN];
-  int rounds, swaps, verbose, check, budget;
-} auto_config;
 
 enum { CHECK_AUTO = 0, CHECK_ANALYTIC = 1, CHECK_SWAP = 2 };
 static const char *const check_vals[] = {"auto", "analytic", "swap", NULL};
@@ -56,27 +47,6 @@ static const hs_option_spec auto_options[] = {
      "validate candidates by the analytic halo check, or only that the swap succeeds (auto: "
      "analytic unless a field has pack/unpack hooks, whose data may be opaque)"),
     HS_OPTIONS_END};
-
-typedef struct {
-  char spec[HS_OPT_VAL_LEN];
-  hs_plan plan;      /* NULL once skipped or dropped */
-  char reason[320];  /* why it was not considered */
-  double score;      /* us per swap: the median of the rounds (the choice) */
-  double med, min, max; /* us per swap over rounds (max over ranks of the mean) */
-  double t[AUTO_MAX_ROUNDS];
-  int nrounds;       /* scored rounds it ran (fewer when dropped as clearly slower) */
-  double dropped;    /* > 0: dropped in warm-up, us per swap of that round */
-} auto_cand;
-
-typedef struct {
-  int n, chosen, rounds, swaps;
-  int scored;               /* scored rounds run (budget, re-measuring) */
-  int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
-  double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
-  double t0;                /* hs__wtime() when setup began (the budget counts from it) */
-  double budget;            /* seconds; 0: none */
-  auto_cand c[AUTO_MAX_CAND];
-} auto_t;
 
 #define CAND_SEPS "+;" /* between candidates (commas separate options) */
 
@@ -117,8 +87,8 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     }
     /* Not with hooks: they may accept only the direct boxes (the MONC drop-in's do); a sweep
      * is staged already; a region set's plan cannot be staged. */
-    bool edges = hs__staged_useful(p) && !p->has_callbacks && p->order != HS_ORDER_SWEEP &&
-                 !p->region_mask;
+    bool edges = hs__staged_useful(p) && !p->has_callbacks && !hs__plan_sweeps(p) &&
+                 !hs__plan_has_regions(p);
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
@@ -172,11 +142,6 @@ static void create_candidate(hs_plan p, auto_cand *c) {
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void print_report(hs_plan p, FILE *out);
 static const hs_transport_ops auto_sweep_ops;
 
@@ -214,188 +179,6 @@ static void validate(hs_plan p, auto_cand *c, hs_selfcheck *o, int *dirty) {
   }
 }
 
-/* One round of candidate i: `swaps` back-to-back swaps after a barrier; the mean per swap
- * on this rank (seconds). Back to back, as an application swaps: a single swap after a
- * barrier measured the barrier's exit skew, not the transport. */
-static double run_round(hs_plan p, auto_cand *c, int swaps) {
-  MPI_Barrier(p->comm);
-  double t0 = hs__wtime();
-  for (int s = 0; s < swaps; s++) hs_swap(c->plan, NULL);
-  return (hs__wtime() - t0) / swaps;
-}
-
-/* The median of v[0..n-1], and its minimum and maximum (n >= 1). */
-static double median_of(const double *v, int n, double *min, double *max) {
-  double s[AUTO_MAX_ROUNDS];
-  memcpy(s, v, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof(double), cmp_double);
-  if (min) *min = s[0];
-  if (max) *max = s[n - 1];
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
-/* Seconds since setup began, the slowest rank's: the same on every rank. */
-static double elapsed(hs_plan p, const auto_t *t) {
-  double e = hs__wtime() - t->t0, m = e;
-  MPI_Allreduce(&e, &m, 1, MPI_DOUBLE, MPI_MAX, p->comm);
-  return m;
-}
-
-/* The trial (docs/benchmarks.md, "auto"). Every decision is taken from values reduced over
- * the ranks, so it is the same everywhere. Noise from other processes only ever adds time,
- * comes in bursts and may hit any round, so no single timing decides anything:
- * 1. Swaps per round from the FASTEST candidate's swap (about 10 ms of it, 4..50; fewer, down
- *    to 2, when the warm-up and three scored rounds would not fit in what is left of the
- *    budget). Candidates over AUTO_HOPELESS_FIRST x the fastest at this (second) swap are
- *    dropped at once.
- * 2. Warm-up rounds, unscored, until every candidate has done AUTO_WARM swaps (datatype
- *    builds, first touch of buffers and windows); one over AUTO_HOPELESS x the round's best,
- *    and at its timed swap over AUTO_HOPELESS x the fastest, is dropped (it cannot win; under
- *    load it would dominate the trial): two timings apart in time, not one stall.
- * 3. Scored rounds, interleaved with the order rotated, so that a burst of load falls on
- *    neighbours in time alike; per round the slowest rank's mean. From the third on, a
- *    candidate whose fastest round is over AUTO_DROP x the leader's median round (the lowest
- *    median) stops: even its least disturbed round loses.
- * 4. After `rounds` scored rounds the leader must have beaten the runner-up (the next median)
- *    in AUTO_AGREE of the rounds, paired round by round; if not, the rounds disagree and the
- *    candidates left run `rounds` more, once. Scored rounds stop when the budget (counted from
- *    the start of setup) is spent, three at least.
- * The choice: the lowest median over the scored rounds. */
-#define AUTO_WARM 4
-#define AUTO_HOPELESS_FIRST 20.0
-#define AUTO_HOPELESS 8.0
-#define AUTO_DROP 1.5
-#define AUTO_AGREE (2.0 / 3.0)
-
-/* The alive candidate with the lowest median over the `scored` rounds, and the runner-up
- * (-1 if none); each candidate's score set to its median. */
-static int leaders(auto_t *t, const int *alive, int scored, int *second) {
-  int best = -1;
-  *second = -1;
-  for (int i = 0; i < t->n; i++) {
-    if (!alive[i]) continue;
-    t->c[i].score = median_of(t->c[i].t, scored, &t->c[i].min, &t->c[i].max);
-    if (best < 0 || t->c[i].score < t->c[best].score) {
-      *second = best;
-      best = i;
-    } else if (*second < 0 || t->c[i].score < t->c[*second].score) {
-      *second = i;
-    }
-  }
-  return best;
-}
-
-/* Whether the rounds disagree: the leader beat the runner-up in fewer than AUTO_AGREE of
- * them. */
-static int disagree(const auto_t *t, int best, int second, int scored) {
-  if (best < 0 || second < 0) return 0;
-  int wins = 0;
-  for (int r = 0; r < scored; r++) wins += t->c[best].t[r] < t->c[second].t[r];
-  return wins < AUTO_AGREE * scored;
-}
-
-static int trial(hs_plan p, auto_t *t) {
-  /* One usable candidate: nothing to choose, so nothing to time (under load its rounds
-   * would take the whole budget). Which candidates made it is the same on every rank. */
-  int usable = 0, only = -1;
-  for (int i = 0; i < t->n; i++)
-    if (t->c[i].plan) usable++, only = i;
-  if (usable == 1) {
-    t->rounds = t->swaps = 0;
-    return only;
-  }
-  double first[AUTO_MAX_CAND], firstmax[AUTO_MAX_CAND];
-  for (int i = 0; i < t->n; i++) {
-    first[i] = 0;
-    if (!t->c[i].plan) continue;
-    double t0 = hs__wtime();
-    hs_swap(t->c[i].plan, NULL);
-    first[i] = hs__wtime() - t0;
-  }
-  MPI_Allreduce(first, firstmax, t->n, MPI_DOUBLE, MPI_MAX, p->comm);
-  double fastest = 0;
-  for (int i = 0; i < t->n; i++)
-    if (t->c[i].plan && (fastest == 0 || firstmax[i] < fastest)) fastest = firstmax[i];
-  int alive[AUTO_MAX_CAND];
-  double sum = 0; /* seconds for one swap of every candidate left */
-  for (int i = 0; i < t->n; i++) {
-    alive[i] = t->c[i].plan != NULL;
-    if (alive[i] && firstmax[i] > AUTO_HOPELESS_FIRST * fastest) {
-      alive[i] = 0;
-      t->c[i].dropped = firstmax[i] * 1e6;
-    }
-    if (alive[i]) sum += firstmax[i];
-  }
-  int swaps = t->swaps;
-  if (swaps == 0) {
-    swaps = fastest > 0 ? (int)(10e-3 / fastest) + 1 : 50;
-    if (swaps < 4) swaps = 4;
-    if (swaps > 50) swaps = 50;
-    /* Within the budget: the warm-up and three scored rounds of everyone left must fit in
-     * what remains of it (rounds of 2 swaps at the least). */
-    double left = t->budget - elapsed(p, t);
-    while (t->budget > 0 && swaps > 2 &&
-           ((AUTO_WARM + swaps - 1) / swaps + 3) * swaps * sum > left)
-      swaps--;
-  }
-  t->swaps = swaps;
-  int warm = (AUTO_WARM + swaps - 1) / swaps;
-  /* One more entry: seconds since setup began (the slowest rank's, the same everywhere). */
-  double local[AUTO_MAX_CAND + 1], global[AUTO_MAX_CAND + 1];
-  int scored = 0, planned = t->rounds, best = -1, second = -1;
-  double spent = elapsed(p, t);
-  for (int r = 0;; r++) {
-    if (scored >= planned) {
-      if (t->remeasured || !disagree(t, best, second, scored) ||
-          scored + t->rounds > AUTO_MAX_ROUNDS || (t->budget > 0 && spent > t->budget))
-        break;
-      t->remeasured = 1; /* once: `rounds` more of the candidates left */
-      planned += t->rounds;
-    }
-    if (scored >= 3 && t->budget > 0 && spent > t->budget) break;
-    for (int i = 0; i < t->n; i++) local[i] = 0;
-    for (int k = 0; k < t->n; k++) {
-      int i = (k + r) % t->n;
-      if (alive[i]) local[i] = run_round(p, &t->c[i], swaps);
-    }
-    local[t->n] = hs__wtime() - t->t0;
-    MPI_Allreduce(local, global, t->n + 1, MPI_DOUBLE, MPI_MAX, p->comm);
-    spent = global[t->n];
-    if (r < warm) {
-      double bestr = 0;
-      for (int i = 0; i < t->n; i++)
-        if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
-      for (int i = 0; i < t->n; i++)
-        if (alive[i] && global[i] > AUTO_HOPELESS * bestr &&
-            firstmax[i] > AUTO_HOPELESS * fastest) {
-          alive[i] = 0;
-          t->c[i].dropped = global[i] * 1e6;
-        }
-      continue;
-    }
-    for (int i = 0; i < t->n; i++)
-      if (alive[i]) t->c[i].t[scored] = global[i] * 1e6;
-    scored++;
-    best = leaders(t, alive, scored, &second);
-    if (scored < 3) continue;
-    for (int i = 0; i < t->n; i++)
-      if (alive[i] && i != best && t->c[i].min > AUTO_DROP * t->c[best].score) {
-        alive[i] = 0;
-        t->c[i].nrounds = scored;
-      }
-    best = leaders(t, alive, scored, &second);
-  }
-  t->scored = scored;
-  for (int i = 0; i < t->n; i++) {
-    auto_cand *c = &t->c[i];
-    if (!c->plan) continue;
-    if (!c->nrounds) c->nrounds = c->dropped > 0 ? 0 : scored;
-    if (c->nrounds == 0) continue;
-    c->score = c->med = median_of(c->t, c->nrounds, &c->min, &c->max);
-  }
-  return best;
-}
-
 static int auto_setup(hs_plan p) {
   const auto_config *cfg = p->config;
   auto_t *t = hs__impl_new(p, sizeof *t);
@@ -429,7 +212,7 @@ static int auto_setup(hs_plan p) {
    * valid ones at least). */
   int valid = 0, dirty = 0; /* hs__selfcheck_begin filled the fields */
   for (int i = 0; i < t->n; i++) {
-    if (t->budget > 0 && valid >= 2 && elapsed(p, t) > 0.5 * t->budget) {
+    if (t->budget > 0 && valid >= 2 && hs__auto_elapsed(p, t) > 0.5 * t->budget) {
       snprintf(t->c[i].reason, sizeof t->c[i].reason,
                "not tried: half of auto's budget of %d ms went on the candidates before it",
                cfg->budget);
@@ -441,7 +224,7 @@ static int auto_setup(hs_plan p) {
   }
   double t_trial = hs__wtime();
   t->create_s = t_trial - t_create;
-  int best = trial(p, t);
+  int best = hs__auto_trial(p, t);
   /* The data are identical everywhere after the reduction; rank 0's choice is final. */
   MPI_Bcast(&best, 1, MPI_INT, 0, p->comm);
   if (best < 0) {
@@ -460,7 +243,7 @@ static int auto_setup(hs_plan p) {
     if (i != best && t->c[i].plan) hs_plan_free(&t->c[i].plan);
   hs_plan_reset_stats(t->c[best].plan);
   if (verbose && p->rank == 0) print_report(p, stdout);
-  if (p->order == HS_ORDER_SWEEP) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
+  if (hs__plan_sweeps(p)) p->ops = &auto_sweep_ops; /* the chosen plan sweeps */
   rc = HS_OK;
 out:
   hs__selfcheck_end(p, o); /* the caller's data back */
@@ -526,60 +309,55 @@ static int auto_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
   return hs_reverse_complete(t->c[t->chosen].plan, arrays);
 }
 
-static void auto_describe(hs_plan p, char *buf, size_t len) {
-  auto_t *t = p->impl;
+/* auto's report, formatted once: the choice and every candidate's fate, as one clause of
+ * hs_plan_describe's line (table = 0) or as the table rank 0 prints with verbose=1. */
+static void report(hs_plan p, const auto_t *t, int table, char *buf, size_t len) {
   size_t n = 0;
-  if (!t || t->chosen < 0) {
-    hs__appendf(buf, len, &n, "; auto: no choice made");
-    return;
-  }
-  if (t->rounds == 0)
+  const char *again = t->remeasured ? ", re-measured: the first rounds disagreed" : "";
+  if (table)
+    hs__appendf(buf, len, &n, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d "
+                "swaps%s; per round the slowest rank's mean; score = the median of the rounds; "
+                "plans %.3f s (made and checked), trial %.3f s, budget %.3f s)\n", p->size,
+                p->nfields, t->c[t->chosen].spec, t->scored, t->swaps, again, t->create_s,
+                t->trial_s, t->budget);
+  else if (t->rounds == 0)
     hs__appendf(buf, len, &n, "; auto chose %s (the only usable candidate, not timed:",
                 t->c[t->chosen].spec);
   else
-    hs__appendf(buf, len, &n,
-                "; auto chose %s (us per swap, median [min-max] of %d rounds x %d swaps%s:",
-                t->c[t->chosen].spec, t->scored, t->swaps,
-                t->remeasured ? ", re-measured: the first rounds disagreed" : "");
+    hs__appendf(buf, len, &n, "; auto chose %s (us per swap, median [min-max] of %d rounds x %d "
+                "swaps%s:", t->c[t->chosen].spec, t->scored, t->swaps, again);
   for (int i = 0; i < t->n; i++) {
     const auto_cand *c = &t->c[i];
-    if (c->reason[0])
-      hs__appendf(buf, len, &n, "%s %s skipped: %s", i ? ";" : "", c->spec, c->reason);
-    else if (c->dropped > 0)
-      hs__appendf(buf, len, &n, "%s %s dropped before scoring at %.1f", i ? ";" : "", c->spec,
-                  c->dropped);
-    else if (t->rounds == 0)
-      hs__appendf(buf, len, &n, "%s %s checked", i ? ";" : "", c->spec);
+    if (table)
+      hs__appendf(buf, len, &n, "  %-22s ", c->spec);
     else
-      hs__appendf(buf, len, &n, "%s %s %.1f [%.1f-%.1f] (%d rounds)", i ? ";" : "", c->spec,
-                  c->med, c->min, c->max, c->nrounds);
+      hs__appendf(buf, len, &n, "%s %s ", i ? ";" : "", c->spec);
+    if (c->reason[0])
+      hs__appendf(buf, len, &n, "skipped: %s", c->reason);
+    else if (c->dropped > 0)
+      hs__appendf(buf, len, &n, "dropped before the scored rounds at %.1f us/swap", c->dropped);
+    else if (t->rounds == 0)
+      hs__appendf(buf, len, &n, "checked, not timed");
+    else
+      hs__appendf(buf, len, &n, "median %.1f [%.1f-%.1f] over %d rounds", c->med, c->min,
+                  c->max, c->nrounds);
+    if (table) hs__appendf(buf, len, &n, "%s\n", i == t->chosen ? "  <- chosen" : "");
   }
-  hs__appendf(buf, len, &n, ")");
+  if (!table) hs__appendf(buf, len, &n, ")");
+}
+
+static void auto_describe(hs_plan p, char *buf, size_t len) {
+  auto_t *t = p->impl;
+  if (t && t->chosen >= 0)
+    report(p, t, 0, buf, len);
+  else if (len)
+    snprintf(buf, len, "; auto: no choice made");
 }
 
 static void print_report(hs_plan p, FILE *out) {
-  auto_t *t = p->impl;
-  fprintf(out, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d swaps%s; per "
-               "round the slowest rank's mean; score = the median of the rounds; plans "
-               "%.3f s (made and checked), trial %.3f s, budget %.3f s)\n",
-          p->size, p->nfields, t->c[t->chosen].spec, t->scored, t->swaps,
-          t->remeasured ? ", re-measured: the first rounds disagreed" : "", t->create_s,
-          t->trial_s, t->budget);
-  for (int i = 0; i < t->n; i++) {
-    const auto_cand *c = &t->c[i];
-    if (c->reason[0])
-      fprintf(out, "  %-22s skipped: %s\n", c->spec, c->reason);
-    else if (c->dropped > 0)
-      fprintf(out, "  %-22s dropped before the scored rounds: %.1f us/swap (hopeless)\n",
-              c->spec, c->dropped);
-    else if (t->rounds == 0)
-      fprintf(out, "  %-22s the only usable candidate: checked, not timed  <- chosen\n",
-              c->spec);
-    else
-      fprintf(out, "  %-22s median %10.1f us/swap [%.1f - %.1f] over %d rounds%s\n",
-              c->spec, c->med, c->min, c->max, c->nrounds,
-              i == t->chosen ? "  <- chosen" : "");
-  }
+  char buf[(AUTO_MAX_CAND + 2) * 1024];
+  report(p, p->impl, 1, buf, sizeof buf);
+  fputs(buf, out);
   fflush(out);
 }
 

@@ -29,9 +29,9 @@ static size_t box_cells(const hs_region *b) {
   return (size_t)b->count[0] * (size_t)b->count[1] * (size_t)b->count[2];
 }
 
-/* Components stored apart (slowest, strided): each is read as a box of its own; a fat cell
- * (components fastest) is read whole. */
-static int nviews(const hs_fieldinfo *fi) { return fi->fat ? 1 : fi->ncomp; }
+/* Components stored apart (slowest, strided): each is read as a box of its own; a cell of
+ * interleaved components (components fastest) is read whole. */
+static int nviews(const hs_fieldinfo *fi) { return fi->comp_fastest ? 1 : fi->ncomp; }
 
 /* Cell (x, y, z) of field f (local indices), component view c. */
 static char *elem_ptr(const hs_plan p, int f, int c, int x, int y, int z) {
@@ -72,7 +72,7 @@ static void write_box(const hs_plan p, const hs_region *b, int c, char *buf) {
 static void value(const hs_plan p, int f, int c, const int g[3], int sentinel, char *out) {
   const hs_fieldinfo *fi = &p->fields[f];
   uint64_t h = (uint64_t)f * 977u + (uint64_t)c;
-  for (int a = 0; a < HS_MAX_DIMS; a++) h = h * (uint64_t)(fi->gext[a] + 2) + (uint64_t)g[a];
+  for (int a = 0; a < HS_MAX_DIMS; a++) h = h * (uint64_t)(fi->global_cells[a] + 2) + (uint64_t)g[a];
   int64_t v = sentinel ? -1 : (int64_t)(h % (fi->elem == 4 ? (1u << 23) : (1ull << 52))) + 1;
   switch (fi->type) {
   case HS_FLOAT64: { double d = (double)v; memcpy(out, &d, 8); break; }
@@ -86,23 +86,23 @@ static void value(const hs_plan p, int f, int c, const int g[3], int sentinel, c
  * either the value of the point they mirror (mirror = 1) or the sentinel. */
 static void expected_box(const hs_plan p, const hs_region *b, int c, int mirror, char *buf) {
   const hs_fieldinfo *fi = &p->fields[b->field];
-  int per = fi->fat ? fi->ncomp : 1;
+  int per = fi->comp_fastest ? fi->ncomp : 1;
   for (int x = 0; x < b->count[0]; x++)
     for (int y = 0; y < b->count[1]; y++) {
       int l[3] = {b->lo[0] + x, b->lo[1] + y, 0}, g[3] = {0, 0, 0}, inside_xy = 1;
       for (int a = 0; a < p->ndims && a < 2; a++) {
-        if (l[a] < fi->olo[a] || l[a] >= fi->ohi[a]) inside_xy = 0;
+        if (l[a] < fi->own_lo[a] || l[a] >= fi->own_hi[a]) inside_xy = 0;
         g[a] = hs__field_global_index(p, b->field, a, l[a]);
       }
       for (int z = 0; z < b->count[2]; z++) {
         int inside = inside_xy;
         if (p->ndims > 2) {
           l[2] = b->lo[2] + z;
-          if (l[2] < fi->olo[2] || l[2] >= fi->ohi[2]) inside = 0;
+          if (l[2] < fi->own_lo[2] || l[2] >= fi->own_hi[2]) inside = 0;
           g[2] = hs__field_global_index(p, b->field, 2, l[2]);
         }
         for (int k = 0; k < per; k++, buf += fi->elem)
-          value(p, b->field, fi->fat ? k : (c > 0 ? c : 0), g, !inside && !mirror, buf);
+          value(p, b->field, fi->comp_fastest ? k : (c > 0 ? c : 0), g, !inside && !mirror, buf);
       }
     }
 }
@@ -135,7 +135,7 @@ int hs__selfcheck_begin(hs_plan p, hs_selfcheck **out) {
 /* The sentinel into box b of view c. */
 static void sentinel_box(const hs_plan p, const hs_region *b, int c, char *buf) {
   const hs_fieldinfo *fi = &p->fields[b->field];
-  size_t n = box_cells(b) * (fi->fat ? (size_t)fi->ncomp : 1);
+  size_t n = box_cells(b) * (fi->comp_fastest ? (size_t)fi->ncomp : 1);
   int g[3] = {0, 0, 0};
   value(p, b->field, 0, g, 1, buf);
   for (size_t i = 1; i < n; i++) memcpy(buf + i * fi->elem, buf, fi->elem);

@@ -1,1 +1,1 @@
-hs_add_transport(hs__transport_auto auto auto.c selfcheck.c)
+hs_add_transport(hs__transport_auto auto auto.c trial.c selfcheck.c)

@@ -1,0 +1,219 @@
+/* The posted / consumed protocol of the on-node engine (docs/shm.md gives the argument), both
+ * halves in one place. Forward: start publishes this rank's strips and stores `posted`;
+ * complete (or test) reads every on-node neighbour as soon as its `posted` reaches the
+ * operation, stores `consumed` for it, and returns once every reader of this rank's data has
+ * stored `consumed`. Reverse (hs_pull, run by src/engines/reverse.c): the same counters with
+ * the roles swapped; the holder of a halo box posts it, the owner opens the edge before its
+ * first read and releases it after its last, and the holder returns once every owner that
+ * reads its halos has released them. Option sync=barrier (shm) replaces the counters by two
+ * node-wide barriers per swap. */
+#include "node_state.h"
+
+/* ------------------------------------------------------------------ operations */
+/* Publish operation n->seq to my on-node readers. They finished the previous operation (its
+ * complete waited for that), so my control block and boxes are mine to overwrite. */
+int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
+  if (hs__failed_round(p)) /* the flag instead of data (docs/design.md, "Errors during a swap") */
+    ctl_of(n->seg)->failed = n->seq;
+  else
+    ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
+  HS_MPI(MPI_Win_sync(n->core->win));
+  if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
+  return HS_OK;
+}
+
+/* Edge i has posted operation seq: read its data, or note its failure flag. A failed round
+ * here reads nothing. */
+static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t seq) {
+  hs_node_edge *e = &n->edges[i];
+  if (ctl_of(e->seg)->failed == seq) {
+    hs__fail_seen(p, p->peers[e->peer].rank);
+    return HS_OK;
+  }
+  return hs__failed_round(p) ? HS_OK : n->core->ops->read(p, n, i, arrays);
+}
+
+int hs__node_start(hs_plan p, void *const *arrays) {
+  hs_node *n = p->impl;
+  struct hs_node_core *c = n->core;
+  ++n->seq;
+  c->left = 0;
+  c->remote_done = c->remote_complete = 0;
+  c->err = HS_OK;
+  c->bstep = 0;
+  for (int i = 0; i < n->nedges; i++) {
+    n->edges[i].pending = p->peers[n->edges[i].peer].nrecv > 0;
+    c->left += n->edges[i].pending;
+  }
+  int rc = hs__twosided_start(p, c->remote, arrays);
+  if (rc == HS_OK && n->nedges) rc = hs__node_post(p, n, arrays, 0);
+  /* sync=barrier: the first barrier stands for posted; nonblocking, so test can poll it. */
+  if (rc == HS_OK && c->barrier) HS_MPI(MPI_Ibarrier(c->node, &c->bar));
+  return rc;
+}
+
+/* sync=barrier: the barrier in flight has completed (*flag); wait = 1 waits for it. */
+static int barrier_done(struct hs_node_core *c, int wait, int *flag) {
+  *flag = 1;
+  if (wait) HS_MPI(MPI_Wait(&c->bar, MPI_STATUS_IGNORE));
+  else HS_MPI(MPI_Test(&c->bar, flag, MPI_STATUS_IGNORE));
+  return HS_OK;
+}
+
+/* sync=barrier, one step of the swap: the first barrier (posted) in flight since start, then
+ * the reads and the off-node receives, then the second barrier (consumed). wait = 0 polls
+ * (MPI_Test, hs__twosided_test), 1 blocks; returns with c->bstep == 3 once every halo is
+ * written and the readers of my data are done. */
+static int step_barrier(hs_plan p, hs_node *n, void *const *arrays, int wait) {
+  struct hs_node_core *c = n->core;
+  if (c->bstep == 0) {
+    int flag, brc = barrier_done(c, wait, &flag);
+    if (brc != HS_OK || !flag) return brc;
+    HS_MPI(MPI_Win_sync(c->win));
+    for (int i = 0; i < n->nedges; i++) {
+      int rc = n->edges[i].pending ? read_edge(p, n, i, arrays, n->seq) : HS_OK;
+      if (rc != HS_OK && c->err == HS_OK) c->err = rc;
+    }
+    c->left = 0;
+    c->bstep = 1;
+  }
+  if (c->bstep == 1) {
+    if (wait) {
+      int rc = hs__twosided_complete(p, c->remote, arrays);
+      if (rc != HS_OK) return rc;
+      c->remote_done = c->remote_complete = 1;
+    } else if (!c->remote_done) {
+      int rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
+      if (rc != HS_OK) return rc;
+    }
+    if (!c->remote_done) return HS_OK;
+    HS_MPI(MPI_Win_sync(c->win));
+    HS_MPI(MPI_Ibarrier(c->node, &c->bar));
+    c->bstep = 2;
+  }
+  if (c->bstep == 2) {
+    int flag, brc = barrier_done(c, wait, &flag);
+    if (brc != HS_OK) return brc;
+    if (flag) c->bstep = 3;
+  }
+  return HS_OK;
+}
+
+/* Until every on-node reader of my data has stored consumed >= seq (wait = 0: *ready says
+ * whether they have, without waiting). */
+static int readers_done(hs_plan p, hs_node *n, uint64_t seq, int wait, int *ready) {
+  *ready = 1;
+  for (int i = 0; i < n->nedges; i++) {
+    if (!p->peers[n->edges[i].peer].nsend) continue;
+    _Atomic uint64_t *c = consumed_of(n->edges[i].seg, n->core->nrank);
+    unsigned spins = 0;
+    while (atomic_load_explicit(c, memory_order_acquire) < seq) {
+      if (!wait) {
+        *ready = 0;
+        return HS_OK;
+      }
+      hs__relax(&spins);
+    }
+  }
+  HS_MPI(MPI_Win_sync(n->core->win));
+  return HS_OK;
+}
+
+/* One pass without blocking: read every on-node neighbour that has posted, unpack the
+ * off-node messages that have arrived; *progressed: something moved. A failed read is kept in
+ * c->err (the swap goes on); an MPI error is returned. */
+static int poll_once(hs_plan p, hs_node *n, void *const *arrays, int *progressed) {
+  struct hs_node_core *c = n->core;
+  uint64_t seq = n->seq;
+  *progressed = 0;
+  for (int i = 0; c->left && i < n->nedges; i++) {
+    hs_node_edge *e = &n->edges[i];
+    if (!e->pending) continue;
+    if (atomic_load_explicit(&ctl_of(e->seg)->posted, memory_order_acquire) < seq) continue;
+    HS_MPI(MPI_Win_sync(c->win));
+    int rc = read_edge(p, n, i, arrays, seq);
+    if (rc != HS_OK && c->err == HS_OK) c->err = rc;
+    HS_MPI(MPI_Win_sync(c->win));
+    /* Even after a failed read, or the neighbour would wait for ever. */
+    atomic_store_explicit(consumed_of(n->seg, e->nrank), seq, memory_order_release);
+    e->pending = 0;
+    c->left--;
+    *progressed = 1;
+  }
+  if (c->remote_done) return HS_OK;
+  int rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
+  *progressed |= c->remote_done;
+  return rc;
+}
+
+int hs__node_test(hs_plan p, void *const *arrays, int *done) {
+  hs_node *n = p->impl;
+  struct hs_node_core *c = n->core;
+  int rc = HS_OK;
+  if (c->barrier) {
+    rc = step_barrier(p, n, arrays, 0);
+    *done = c->bstep == 3;
+  } else {
+    int progressed;
+    rc = poll_once(p, n, arrays, &progressed);
+    *done = !c->left && c->remote_done;
+    if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
+  }
+  return rc != HS_OK ? rc : c->err;
+}
+
+int hs__node_complete(hs_plan p, void *const *arrays) {
+  hs_node *n = p->impl;
+  struct hs_node_core *c = n->core;
+  int rc = HS_OK;
+  if (c->barrier) {
+    rc = step_barrier(p, n, arrays, 1);
+    if (rc == HS_OK && !c->remote_complete) /* the sends, after a test did the rest */
+      rc = hs__twosided_complete(p, c->remote, arrays);
+    return rc != HS_OK ? rc : c->err;
+  }
+  unsigned spins = 0;
+  /* Read every on-node neighbour as soon as it has posted, and unpack off-node messages as
+   * they arrive, in whatever order they become ready (test may have done some already). */
+  while (c->left || !c->remote_done) {
+    int progressed;
+    rc = poll_once(p, n, arrays, &progressed);
+    if (rc != HS_OK) return rc;
+    if (progressed)
+      spins = 0;
+    else
+      hs__relax(&spins);
+  }
+  rc = hs__twosided_complete(p, c->remote, arrays); /* the sends */
+  if (rc != HS_OK) return rc;
+  /* The caller may overwrite its interior (or I my boxes) once we return. */
+  int ready;
+  rc = readers_done(p, n, n->seq, 1, &ready);
+  return rc != HS_OK ? rc : c->err;
+}
+
+/* ------------------------------------------------------------------ the reverse's pull */
+int hs__pull_open(const hs_pull *pull, int e, uint64_t seq, bool *flagged) {
+  const hs_pull_edge *pe = &pull->edges[e];
+  unsigned spins = 0;
+  while (atomic_load_explicit(pe->posted, memory_order_acquire) < seq) hs__relax(&spins);
+  HS_MPI(MPI_Win_sync(pull->win));
+  *flagged = *pe->failed == seq;
+  return HS_OK;
+}
+
+void hs__pull_release(const hs_pull *pull, int e, uint64_t seq) {
+  MPI_Win_sync(pull->win);
+  atomic_store_explicit(pull->edges[e].consumed, seq, memory_order_release);
+}
+
+int hs__pull_wait_readers(const hs_plan p, const hs_pull *pull, uint64_t seq) {
+  for (int e = 0; e < pull->nedges; e++) {
+    const hs_pull_edge *pe = &pull->edges[e];
+    if (!p->peers[pe->peer].nrecv) continue;
+    unsigned spins = 0;
+    while (atomic_load_explicit(pe->its_consumed, memory_order_acquire) < seq) hs__relax(&spins);
+  }
+  HS_MPI(MPI_Win_sync(pull->win));
+  return HS_OK;
+}

@@ -69,6 +69,7 @@ typedef struct {
   int noncontig;       /* alloc_shared_noncontig for the window */
   int boxes;           /* a box per on-node peer in my segment (max of send and receive bytes) */
   int hooks_by_message; /* a plan with pack/unpack hooks sends every peer by message */
+  int all_by_message;  /* every peer by message (the transport judged its reads too costly) */
   int pull_any_order;  /* the reverse's source reads sections where they lie (hs_pull) */
   size_t pub_bytes;    /* the transport's published area in the control block */
 } hs_node_config;

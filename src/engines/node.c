@@ -68,7 +68,7 @@ static int partition(hs_plan p, hs_node *n, const hs_node_config *c) {
   for (int k = 0; k < p->npeers; k++) {
     /* Hooks run in the owning process only: a transport that reads another process's memory
      * sends such plans by message. */
-    if (nrank[k] == MPI_UNDEFINED || (c->hooks_by_message && p->has_callbacks)) {
+    if (nrank[k] == MPI_UNDEFINED || (c->hooks_by_message && p->has_callbacks) || c->all_by_message) {
       n->core->remote_peers[n->nremote++] = k;
     } else {
       hs_node_edge *e = &n->edges[n->nedges++];

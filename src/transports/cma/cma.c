@@ -30,7 +30,7 @@ int hs__cma_query(MPI_Comm comm, char *why, size_t n);
 #define MODE_SWAP 1u /* per-swap arrays: addresses published with the swap */
 
 typedef struct {
-  int node_size, iov;
+  int node_size, iov, min_run;
 } cma_config;
 
 static const hs_option_spec cma_options[] = {
@@ -38,6 +38,9 @@ static const hs_option_spec cma_options[] = {
      "virtual nodes of N consecutive ranks (0: the physical node); other ranks are off-node"),
     HS_OPTION_INT("iov", "1024", 1, IOV_MAX, cma_config, iov,
      "most iovecs per process_vm_readv call (per side)"),
+    HS_OPTION_INT("min_run", "256", 0, 1 << 30, cma_config, min_run,
+     "mean contiguous run in bytes (over every rank's sections) below which every peer goes by "
+     "message: the kernel pins pages per iovec, so runs of a few elements cost more than MPI's copies"),
     HS_OPTIONS_END};
 
 typedef struct {
@@ -71,6 +74,7 @@ typedef struct {
   hs_node node;    /* first: the engine's state */
   cma_edge *x;     /* per on-node edge */
   uint64_t *mine;  /* nfields: my fields' addresses for this swap */
+  double short_run; /* > 0: every peer goes by message, the mean run (bytes) being this short */
 } cma_t;
 
 /* ------------------------------------------------------------------ setup */
@@ -257,20 +261,50 @@ static void cma_describe(hs_plan p, hs_node *n, char *buf, size_t len) {
   size_t k = 0;
   int runs = 0;
   for (int i = 0; ((cma_t *)n)->x && i < n->nedges; i++) runs += ((cma_t *)n)->x[i].remote.n;
-  hs__appendf(buf, len, &k, " (read with process_vm_readv: %d remote runs, at most %d iovecs "
-              "per call)", runs, ((cma_config *)p->config)->iov);
+  const cma_config *cf = p->config;
+  if (((cma_t *)n)->short_run > 0)
+    hs__appendf(buf, len, &k, " (every peer by message: the mean contiguous run, %.0f bytes, is "
+                "below min_run=%d)", ((cma_t *)n)->short_run, cf->min_run);
+  else
+    hs__appendf(buf, len, &k, " (read with process_vm_readv: %d remote runs, at most %d iovecs "
+                "per call)", runs, cf->iov);
 }
 
 static const hs_node_ops cma_node_ops = {.setup = cma_edges, .post = cma_post, .read = cma_read,
                                          .source = cma_source, .release = cma_free,
                                          .describe = cma_describe};
 
-/* No boxes (cma reads the fields where they lie); a plan with hooks sends by message. */
+/* The mean contiguous run in bytes of every rank's send and receive sections (collective:
+ * every rank decides alike whether its reads would be mostly per-iovec cost). */
+static int mean_run(hs_plan p, double *mean) {
+  double v[2] = {0, 0}; /* bytes, runs */
+  for (int k = 0; k < p->npeers; k++) {
+    const hs_peer *pe = &p->peers[k];
+    for (int j = 0; j < pe->nsend + pe->nrecv; j++) {
+      const hs_section *s = j < pe->nsend ? &pe->send[j] : &pe->recv[j - pe->nsend];
+      if (!s->run) continue;
+      v[0] += (double)s->bytes;
+      v[1] += (double)s->n1 * s->n2 * s->n3;
+    }
+  }
+  HS_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, p->comm));
+  *mean = v[1] > 0 ? v[0] / v[1] : 0;
+  return HS_OK;
+}
+
+/* No boxes (cma reads the fields where they lie); a plan with hooks, or whose runs are short,
+ * sends by message. */
 static int cma_setup(hs_plan p) {
-  hs_node_config nc = {.node_size = ((cma_config *)p->config)->node_size,
-                       .hooks_by_message = 1};
+  const cma_config *cf = p->config;
+  double mean = 0;
+  int rc = mean_run(p, &mean);
+  if (rc != HS_OK) return rc;
+  hs_node_config nc = {.node_size = cf->node_size, .hooks_by_message = 1,
+                       .all_by_message = mean > 0 && mean < cf->min_run};
   nc.pub_bytes = sizeof(cma_pub) + 2 * (size_t)p->nfields * sizeof(uint64_t);
-  return hs__node_setup(p, &cma_node_ops, &nc, sizeof(cma_t));
+  rc = hs__node_setup(p, &cma_node_ops, &nc, sizeof(cma_t));
+  if (rc == HS_OK && nc.all_by_message) ((cma_t *)p->impl)->short_run = mean;
+  return rc;
 }
 
 HS_DEFINE_NODE_TRANSPORT(hs__transport_cma, cma_setup, "cma", HS_TRANSPORT_CMA,

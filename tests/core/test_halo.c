@@ -86,6 +86,7 @@ static int placed_configs = 0; /* configurations where the node blocks were appl
 
 static int packed_alloc = 0; /* --packed-alloc */
 static int expect_remap = 0; /* --expect-remap */
+static const char *expect_describe; /* --expect-describe TEXT: every plan's description has it */
 #define CANARY 40            /* bytes before, between and after the packed arrays */
 
 static unsigned char canary_byte(size_t i) { return (unsigned char)(0xA5 ^ (i * 31)); }
@@ -243,6 +244,15 @@ static long run_config(const config *c, const char *transport, int nswaps, int v
       bad++;
     }
   }
+  if (expect_describe) {
+    char desc[4096];
+    hs_plan_describe(p, desc, sizeof desc);
+    if (!strstr(desc, expect_describe)) {
+      fprintf(stderr, "[rank %d] FAIL %s on %s: hs_plan_describe lacks \"%s\": %s\n", rank,
+              c->name, transport, expect_describe, desc);
+      bad++;
+    }
+  }
   void **given = calloc((size_t)nf, sizeof *given), **cur = calloc((size_t)nf, sizeof *cur);
   for (int s = 0; s < nswaps && bad == 0; s++) {
     int use_alt = c->per_swap_arrays && (s % 2 == 1);
@@ -329,6 +339,8 @@ int main(int argc, char **argv) {
       packed_alloc = 1;
     else if (!strcmp(argv[i], "--expect-remap"))
       expect_remap = 1;
+    else if (!strcmp(argv[i], "--expect-describe") && i + 1 < argc)
+      expect_describe = argv[++i];
     else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
       place_node_size = atoi(argv[++i]);
     else

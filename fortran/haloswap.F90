@@ -40,9 +40,9 @@ module haloswap
      type(c_ptr), allocatable, private :: started(:)
   end type halo_communication_type
 
+  ! field_<type>_<rank> (fortran/specifics.cmake)
   interface haloswap_field
-     module procedure field_f64_3, field_f32_3, field_i32_3, field_i64_3
-     module procedure field_f64_2, field_f32_2, field_i32_2, field_i64_2
+    include 'field_procedures.inc'
   end interface haloswap_field
 
   !> Field memory from hs_alloc (node-shared, for the shm transport's one-copy path).
@@ -289,13 +289,11 @@ contains
   ! ------------------------------------------------------------ field constructors
   ! A non-contiguous array (a section, a strided pointer) cannot be addressed in place:
   ! it is marked so that init_halo_communication refuses it with a clear message.
-  function make_field(p, kind, shp, contiguous) result(f)
-    type(c_ptr), intent(in) :: p
+  subroutine describe(f, kind, shp, contiguous)
+    type(haloswap_field), intent(out) :: f
     integer(c_int), intent(in) :: kind
     integer, intent(in) :: shp(:)
     logical, intent(in) :: contiguous
-    type(haloswap_field) :: f
-    f%data = p
     f%kind = merge(kind, -2_c_int, contiguous)
     f%extents = 1
     f%rank = int(size(shp), c_int)
@@ -304,56 +302,9 @@ contains
     else
       f%extents(1:2) = int([shp(2), shp(1)], c_int)     ! (y,x) -> x, y
     end if
-  end function make_field
+  end subroutine describe
 
-  function field_f64_3(a) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_f64_3
-  function field_f32_3(a) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_f32_3
-  function field_i32_3(a) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_i32_3
-  function field_i64_3(a) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_i64_3
-  function field_f64_2(a) result(f)
-    real(c_double), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_f64_2
-  function field_f32_2(a) result(f)
-    real(c_float), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_f32_2
-  function field_i32_2(a) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_i32_2
-  function field_i64_2(a) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_i64_2
+  include 'field_bodies.inc'
 
   ! ------------------------------------------------------------ MONC API
   !> Build the swap of `fields` at halo_depth in x and y (depth_z in z, default 0), with

@@ -46,19 +46,9 @@ module haloswap_geometry
   !> from the extent. Rank = grid dims: a field; rank = grid dims - 1 (3-D grids): a 2-D
   !> field (x, y); rank = grid dims + 1: a component dimension, last (slowest), or first
   !> with comp_first = .true.
+  ! gfield_<type>_<rank> (fortran/specifics.cmake)
   interface haloswap_gfield
-     module procedure gfield_f64_2, &
-          gfield_f32_2, &
-          gfield_i32_2, &
-          gfield_i64_2, &
-          gfield_f64_3, &
-          gfield_f32_3, &
-          gfield_i32_3, &
-          gfield_i64_3, &
-          gfield_f64_4, &
-          gfield_f32_4, &
-          gfield_i32_4, &
-          gfield_i64_4
+    include 'gfield_procedures.inc'
   end interface haloswap_gfield
 
   !> A region set (docs/api.md, "Region sets"): the halo sides a plan swaps, per field.
@@ -178,7 +168,7 @@ module haloswap_geometry
 
 contains
 
-  subroutine describe(f, kind, shp, halo_lo, contiguous, layout, comp_first)
+  subroutine describe(f, kind, shp, contiguous, halo_lo, layout, comp_first)
     type(haloswap_gfield), intent(inout) :: f
     integer(c_int), intent(in) :: kind
     integer, intent(in) :: shp(:), halo_lo(:)
@@ -202,125 +192,7 @@ contains
     end if
   end subroutine describe
 
-  function gfield_f64_2(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_f64_2
-
-  function gfield_f32_2(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_f32_2
-
-  function gfield_i32_2(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_i32_2
-
-  function gfield_i64_2(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_i64_2
-
-  function gfield_f64_3(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_f64_3
-
-  function gfield_f32_3(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_f32_3
-
-  function gfield_i32_3(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_i32_3
-
-  function gfield_i64_3(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_i64_3
-
-  function gfield_f64_4(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_f64_4
-
-  function gfield_f32_4(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_f32_4
-
-  function gfield_i32_4(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_i32_4
-
-  function gfield_i64_4(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_i64_4
+  include 'gfield_bodies.inc'
 
   !> Swap depth below and above on one axis (default: the plan's depth on both sides).
   subroutine haloswap_field_set_depth(f, axis, lo, hi)

@@ -15,8 +15,8 @@ module haloswap_dropin
   private
 
   abstract interface
-     !> A drop-in's teardown, run at the start of MPI_Finalize while MPI still works.
-     subroutine haloswap_dropin_hook() bind(c)
+     !> A drop-in's report or teardown, run at the start of MPI_Finalize while MPI works.
+     subroutine haloswap_dropin_hook()
      end subroutine haloswap_dropin_hook
      !> The code's own abort routine (EPIC's mpi_exit_on_error, EPOCH's abort_code, ...),
      !> given the whole message; it must not return.
@@ -29,6 +29,13 @@ module haloswap_dropin
        haloswap_dropin_fail, haloswap_dropin_check, haloswap_dropin_bounds, &
        haloswap_dropin_stats_wanted, haloswap_dropin_transport, haloswap_dropin_report, &
        haloswap_dropin_swap, haloswap_dropin_reverse
+
+  ! What runs at MPI_Finalize: per drop-in (code, e.g. "EPIC"), its report if
+  ! HALOSWAP_<code>_STATS asks for it, then its teardown.
+  type :: final_entry
+     character(len=16) :: code = ""
+     procedure(haloswap_dropin_hook), pointer, nopass :: report => null(), teardown => null()
+  end type final_entry
 
   interface
      integer(c_int) function c_swap(p, arrays) bind(c, name="hs_swap")
@@ -44,13 +51,52 @@ module haloswap_dropin
 
 contains
 
-  !> Runs hook once at the start of MPI_Finalize (haloswap_at_finalize: one registry for every
-  !> drop-in, in the order registered; registering it again changes nothing).
-  subroutine haloswap_dropin_at_finalize(hook, ierr)
-    procedure(haloswap_dropin_hook) :: hook
+  !> At the start of MPI_Finalize (while MPI still works, from haloswap_at_finalize's one
+  !> registry), the drop-in of code (e.g. "LARE3D") runs report if HALOSWAP_<code>_STATS is
+  !> set (haloswap_dropin_stats_wanted), then teardown (free its plans). Registering a code
+  !> again changes nothing.
+  subroutine haloswap_dropin_at_finalize(code, ierr, report, teardown)
+    character(len=*), intent(in) :: code
     integer, intent(out) :: ierr
-    call haloswap_at_finalize(c_funloc(hook), ierr)
+    procedure(haloswap_dropin_hook), optional :: report, teardown
+    type(final_entry) :: f
+    call haloswap_at_finalize(c_funloc(run_finals), ierr)
+    if (ierr /= HALOSWAP_OK) return
+    f%code = code
+    if (present(report)) f%report => report
+    if (present(teardown)) f%teardown => teardown
+    call finals(f)
   end subroutine haloswap_dropin_at_finalize
+
+  ! No binding label: called through its address only, so the library exports no new name.
+  subroutine run_finals() bind(c, name="")
+    call finals()
+  end subroutine run_finals
+
+  ! The registry (its table a saved local: the shared library exports no module variable):
+  ! with add, records it unless its code is there; without, runs and empties the table.
+  subroutine finals(add)
+    type(final_entry), intent(in), optional :: add
+    type(final_entry), save :: table(8)
+    integer, save :: n = 0
+    integer :: i
+    if (present(add)) then
+      if (any(table(1:n)%code == add%code)) return
+      if (n == size(table)) error stop "haloswap_dropin_at_finalize: more than 8 codes"
+      n = n + 1
+      table(n) = add
+      return
+    end if
+    do i = 1, n
+      associate (f => table(i))
+        if (associated(f%report)) then
+          if (haloswap_dropin_stats_wanted(trim(f%code))) call f%report()
+        end if
+        if (associated(f%teardown)) call f%teardown()
+      end associate
+    end do
+    n = 0
+  end subroutine finals
 
   !> Stops the run through abort with "where: msg", written to standard error first and given
   !> time to drain (a launcher may drop what a rank wrote just before the abort). agreed: every

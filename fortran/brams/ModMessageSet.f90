@@ -499,7 +499,7 @@ contains
           call haloswap_decomposition_create_boxes(boxes(w), world, [nnxp, nnyp], l, u, ierr)
           if (ierr /= HALOSWAP_OK) call fatal_error(h//" haloswap box decomposition: "// &
                haloswap_error_message())
-          if (w == 0) call haloswap_dropin_at_finalize(at_finalize, ierr)
+          if (w == 0) call haloswap_dropin_at_finalize("BRAMS", ierr, teardown=at_finalize)
        end if
        if (w == wide) then
           lo = l
@@ -511,7 +511,7 @@ contains
 
   ! At MPI_Finalize (BRAMS has no call for it): the plans and decompositions go, in the order
   ! every rank made them (freeing is collective; MPI libraries complain of windows left).
-  subroutine at_finalize() bind(c)
+  subroutine at_finalize()
     integer :: k, ierr
     do k = 1, nsets
        if (sets(k)%state == 1) call finalise_halo_communication(sets(k)%hs, ierr)

@@ -44,7 +44,7 @@ module field_mpi
                                   HALOSWAP_OP_SUM
     use haloswap_dropin, only : haloswap_dropin_at_finalize, haloswap_dropin_fail,        &
                                 haloswap_dropin_check, haloswap_dropin_bounds,            &
-                                haloswap_dropin_stats_wanted, haloswap_dropin_transport,  &
+                                haloswap_dropin_transport,                                &
                                 haloswap_dropin_swap, haloswap_dropin_reverse
     implicit none
 
@@ -645,7 +645,7 @@ contains
         plans(e)%seconds = 0.0d0
         plans_created = plans_created + 1
         if (.not. l_final_hook) then
-            call haloswap_dropin_at_finalize(final_hook, ierr)
+            call haloswap_dropin_at_finalize("EPIC", ierr, report_stats, free_plans)
             call check(ierr, who)
             l_final_hook = .true.
         endif
@@ -866,24 +866,31 @@ contains
     end subroutine epic_abort
 
     !::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::
-    ! Cached plans are freed at the start of MPI_Finalize (haloswap_dropin_at_finalize).
+    ! At the start of MPI_Finalize (haloswap_dropin_at_finalize): the statistics if
+    ! HALOSWAP_EPIC_STATS=1, then the cached plans are freed.
 
-    subroutine final_hook() bind(c)
-        integer :: e, ierr, me
-        logical :: stats
+    subroutine report_stats
+        integer :: e, me
 
         if (.not. l_decomp) return
-        stats = haloswap_dropin_stats_wanted("EPIC")
         call MPI_Comm_rank(MPI_COMM_WORLD, me)
         do e = 1, MAX_PLANS
+            if (plans(e)%used) call print_stats(me, e)
+        enddo
+    end subroutine report_stats
+
+    subroutine free_plans
+        integer :: e, ierr
+
+        if (.not. l_decomp) return
+        do e = 1, MAX_PLANS
             if (.not. plans(e)%used) cycle
-            if (stats) call print_stats(me, e)
             call finalise_halo_communication(plans(e)%hs, ierr)
             plans(e)%used = .false.
         enddo
         call haloswap_decomposition_free(decomp, ierr)
         l_decomp = .false.
-    end subroutine final_hook
+    end subroutine free_plans
 
     subroutine print_stats(me, e)
         integer, intent(in) :: me, e

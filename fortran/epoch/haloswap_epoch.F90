@@ -19,7 +19,7 @@ MODULE haloswap_epoch
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
       haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, HALOSWAP_OP_SUM
   USE haloswap_dropin, ONLY: haloswap_dropin_at_finalize, haloswap_dropin_fail, &
-      haloswap_dropin_check, haloswap_dropin_stats_wanted, haloswap_dropin_transport, &
+      haloswap_dropin_check, haloswap_dropin_transport, &
       haloswap_dropin_report, haloswap_dropin_swap, haloswap_dropin_reverse
 
   IMPLICIT NONE
@@ -246,12 +246,6 @@ CONTAINS
     IF (ALLOCATED(domain)) DEALLOCATE(domain)
   END SUBROUTINE free_kept
 
-  ! Run at the start of MPI_FINALIZE (haloswap_dropin_at_finalize).
-  SUBROUTINE at_finalize() BIND(C)
-    IF (haloswap_dropin_stats_wanted('EPOCH')) CALL haloswap_epoch_report
-    CALL haloswap_epoch_finalise
-  END SUBROUTINE at_finalize
-
   !****************************************************************************
   ! Plans
   !****************************************************************************
@@ -315,7 +309,8 @@ CONTAINS
     plans(k)%what = what
     plans(k)%ng = ng
     plans(k)%per = per
-    CALL haloswap_dropin_at_finalize(at_finalize, ierr)
+    CALL haloswap_dropin_at_finalize('EPOCH', ierr, haloswap_epoch_report, &
+        haloswap_epoch_finalise)
     CALL check(ierr, what, .FALSE.)
   END FUNCTION make
 
@@ -387,7 +382,8 @@ CONTAINS
       lplans(k)%key = table(1:nrow_key, :)
       lmade = lmade + 1
       lplans(k)%serial = lclock
-      CALL haloswap_dropin_at_finalize(at_finalize, ierr)
+      CALL haloswap_dropin_at_finalize('EPOCH', ierr, haloswap_epoch_report, &
+        haloswap_epoch_finalise)
       CALL check(ierr, k_lengths, .FALSE.)
       lsetup = lsetup + (MPI_WTIME() - t1)
     END IF

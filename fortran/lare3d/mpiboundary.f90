@@ -18,8 +18,8 @@ MODULE mpiboundary
       haloswap_geometry_init, haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, &
       HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
   USE haloswap_dropin, ONLY: haloswap_dropin_at_finalize, haloswap_dropin_fail, &
-      haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_stats_wanted, &
-      haloswap_dropin_transport, haloswap_dropin_report
+      haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_transport, &
+      haloswap_dropin_report
 
   IMPLICIT NONE
 
@@ -79,7 +79,8 @@ CONTAINS
   END SUBROUTINE mpiboundary_report
 
   !> Frees every exchange (collective); the next call makes them again (for another
-  !> HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
+  !> HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE, after the report if
+  !> HALOSWAP_LARE3D_STATS=1 (haloswap_dropin_at_finalize).
   SUBROUTINE mpiboundary_finalise
     INTEGER :: i, rc
     DO i = 1, nex
@@ -91,12 +92,6 @@ CONTAINS
     seconds = 0.0D0
     calls = 0
   END SUBROUTINE mpiboundary_finalise
-
-  ! Run at the start of MPI_FINALIZE (haloswap_dropin_at_finalize).
-  SUBROUTINE at_finalize() BIND(C)
-    IF (haloswap_dropin_stats_wanted('LARE3D')) CALL mpiboundary_report
-    CALL mpiboundary_finalise
-  END SUBROUTINE at_finalize
 
   !****************************************************************************
   ! The exchange
@@ -218,7 +213,7 @@ CONTAINS
         CALL fail(ex_name(id), TRIM(msg), .FALSE.)
       END IF
     END DO
-    CALL haloswap_dropin_at_finalize(at_finalize, ierr)
+    CALL haloswap_dropin_at_finalize('LARE3D', ierr, mpiboundary_report, mpiboundary_finalise)
     CALL haloswap_dropin_check(ierr, here(id), lare3d_abort)
   END SUBROUTINE make_decomposition
 

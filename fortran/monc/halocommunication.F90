@@ -1091,7 +1091,7 @@ contains
     integer :: i, ierr
     if (.not. allocated(live_stats)) then
       allocate(live_stats(8))
-      call haloswap_dropin_at_finalize(print_live_stats, ierr)
+      call haloswap_dropin_at_finalize("MONC", ierr, report=print_live_stats)
       call check(ierr, "init_halo_communication")
     end if
     do i = 1, size(live_stats)
@@ -1116,7 +1116,7 @@ contains
   end subroutine stats_forget
 
   !> At MPI_Finalize: the statistics of every state never finalised.
-  subroutine print_live_stats() bind(c)
+  subroutine print_live_stats()
     integer :: i
     if (.not. allocated(live_stats)) return
     do i = 1, size(live_stats)

@@ -91,26 +91,11 @@ module haloswap
        import :: c_int, c_ptr
        type(c_ptr), intent(inout) :: d
      end function c_decomp_free
-     integer(c_int) function c_local_extent(d, axis) bind(c, name="hs_f_local_extent")
+     integer(c_int) function c_decomp_axis(d, what, axis) bind(c, name="hs_f_decomp_axis")
        import :: c_int, c_ptr
        type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_local_extent
-     integer(c_int) function c_global_offset(d, axis) bind(c, name="hs_f_global_offset")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_global_offset
-     integer(c_int) function c_procs(d, axis) bind(c, name="hs_f_procs")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_procs
-     integer(c_int) function c_coord(d, axis) bind(c, name="hs_f_coord")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_coord
+       integer(c_int), value :: what, axis
+     end function c_decomp_axis
      integer(c_int) function c_plan_create(d, nfields, types, datas, shapes, depth, stencil, &
           oneway, axis, transport, orows, norder, offsets, nsweep, axes, out) &
           bind(c, name="hs_f_plan_create")
@@ -264,26 +249,26 @@ contains
   integer function haloswap_local_extent(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_local_extent = int(c_local_extent(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_local_extent = int(c_decomp_axis(decomp%ptr, 0_c_int, int(axis - 1, c_int)))
   end function haloswap_local_extent
 
   !> Global index (0-based) of the first interior point on this rank along axis.
   integer function haloswap_global_offset(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_global_offset = int(c_global_offset(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_global_offset = int(c_decomp_axis(decomp%ptr, 1_c_int, int(axis - 1, c_int)))
   end function haloswap_global_offset
 
   integer function haloswap_procs(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_procs = int(c_procs(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_procs = int(c_decomp_axis(decomp%ptr, 2_c_int, int(axis - 1, c_int)))
   end function haloswap_procs
 
   integer function haloswap_coord(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_coord = int(c_coord(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_coord = int(c_decomp_axis(decomp%ptr, 3_c_int, int(axis - 1, c_int)))
   end function haloswap_coord
 
   ! ------------------------------------------------------------ field constructors

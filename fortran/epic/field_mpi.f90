@@ -594,7 +594,7 @@ contains
         else
             rc = haloswap_dropin_reverse(plans(e)%hs, HALOSWAP_OP_SUM, arrays)
         endif
-        call check(rc, who)
+        call haloswap_dropin_check(rc, "field_mpi::" // who, epic_abort)
         plans(e)%seconds(dir) = plans(e)%seconds(dir) + (MPI_Wtime() - t0)
         plans(e)%count(dir) = plans(e)%count(dir) + 1
         do i = 1, m
@@ -636,7 +636,7 @@ contains
         endif
         call haloswap_geometry_init(plans(e)%hs, decomp, fields, [2, 2, 0], .true., ierr, &
                                     order_offsets=EPIC_ORDER)
-        call check(ierr, who)
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         plans(e)%used = .true.
         plans(e)%kinds = fields%kind
         plans(e)%ranks = fields%rank
@@ -646,7 +646,7 @@ contains
         plans_created = plans_created + 1
         if (.not. l_final_hook) then
             call haloswap_dropin_at_finalize("EPIC", ierr, report_stats, free_plans)
-            call check(ierr, who)
+            call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
             l_final_hook = .true.
         endif
     end function find_plan
@@ -657,7 +657,7 @@ contains
         integer                         :: ierr
 
         call finalise_halo_communication(p%hs, ierr)
-        call check(ierr, who)
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         p%used = .false.
         deallocate(p%kinds, p%ranks)
     end subroutine free_plan
@@ -766,7 +766,7 @@ contains
             axis_order=[1, 2, 3], ranges_x=ranges(1:dims(1), 1), ranges_y=ranges(1:dims(2), 2), &
             cart=cart3)
         call MPI_Comm_free(cart3)
-        call check(ierr, who)
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         do a = 1, 2
             if (haloswap_global_offset(decomp, a) /= box%lo(a) .or. &
                 haloswap_local_extent(decomp, a) /= box%hi(a) - box%lo(a) + 1) &
@@ -844,20 +844,13 @@ contains
             "place on the array, so pass the field itself (not a strided section)")
     end subroutine check_contiguous
 
-    ! Errors stop through haloswap_dropin_fail: the message on standard error, then EPIC's
-    ! mpi_exit_on_error with it.
+    ! Errors stop through haloswap_dropin_fail (a failed haloswap call: haloswap_dropin_check):
+    ! the message on standard error, then EPIC's mpi_exit_on_error with it.
     subroutine fail(who, msg)
         character(len=*), intent(in) :: who, msg
 
         call haloswap_dropin_fail("field_mpi::" // who, msg, epic_abort)
     end subroutine fail
-
-    subroutine check(ierr, who)
-        integer,          intent(in) :: ierr
-        character(len=*), intent(in) :: who
-
-        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
-    end subroutine check
 
     subroutine epic_abort(msg)
         character(len=*), intent(in) :: msg

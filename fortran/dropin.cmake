@@ -3,7 +3,8 @@
 # them (and the INSTALL files) under share/haloswap/<code> for the code's users, and defines
 # haloswap_<code>_dropin(<target> <the code's own sources>...): a static library of the
 # drop-in compiled together with the code's modules it uses (in this tree the stand-ins of
-# tests/<code>), with OPTIONS added to haloswap's Fortran warnings.
+# tests/<code>), with OPTIONS added to haloswap's Fortran warnings. What the drop-ins share at
+# run time is the module haloswap_dropin (fortran/haloswap_dropin.F90), built into haloswap_f.
 function(haloswap_dropin code)
   cmake_parse_arguments(D "" "" "OPTIONS;INSTALL" ${ARGN})
   string(TOUPPER ${code} CODE)

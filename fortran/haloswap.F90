@@ -40,9 +40,9 @@ module haloswap
      type(c_ptr), allocatable, private :: started(:)
   end type halo_communication_type
 
+  ! field_<type>_<rank> (fortran/specifics.cmake)
   interface haloswap_field
-     module procedure field_f64_3, field_f32_3, field_i32_3, field_i64_3
-     module procedure field_f64_2, field_f32_2, field_i32_2, field_i64_2
+    include 'field_procedures.inc'
   end interface haloswap_field
 
   !> Field memory from hs_alloc (node-shared, for the shm transport's one-copy path).
@@ -91,26 +91,11 @@ module haloswap
        import :: c_int, c_ptr
        type(c_ptr), intent(inout) :: d
      end function c_decomp_free
-     integer(c_int) function c_local_extent(d, axis) bind(c, name="hs_f_local_extent")
+     integer(c_int) function c_decomp_axis(d, what, axis) bind(c, name="hs_f_decomp_axis")
        import :: c_int, c_ptr
        type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_local_extent
-     integer(c_int) function c_global_offset(d, axis) bind(c, name="hs_f_global_offset")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_global_offset
-     integer(c_int) function c_procs(d, axis) bind(c, name="hs_f_procs")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_procs
-     integer(c_int) function c_coord(d, axis) bind(c, name="hs_f_coord")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: d
-       integer(c_int), value :: axis
-     end function c_coord
+       integer(c_int), value :: what, axis
+     end function c_decomp_axis
      integer(c_int) function c_plan_create(d, nfields, types, datas, shapes, depth, stencil, &
           oneway, axis, transport, orows, norder, offsets, nsweep, axes, out) &
           bind(c, name="hs_f_plan_create")
@@ -264,38 +249,36 @@ contains
   integer function haloswap_local_extent(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_local_extent = int(c_local_extent(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_local_extent = int(c_decomp_axis(decomp%ptr, 0_c_int, int(axis - 1, c_int)))
   end function haloswap_local_extent
 
   !> Global index (0-based) of the first interior point on this rank along axis.
   integer function haloswap_global_offset(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_global_offset = int(c_global_offset(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_global_offset = int(c_decomp_axis(decomp%ptr, 1_c_int, int(axis - 1, c_int)))
   end function haloswap_global_offset
 
   integer function haloswap_procs(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_procs = int(c_procs(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_procs = int(c_decomp_axis(decomp%ptr, 2_c_int, int(axis - 1, c_int)))
   end function haloswap_procs
 
   integer function haloswap_coord(decomp, axis)
     type(haloswap_decomposition), intent(in) :: decomp
     integer, intent(in) :: axis
-    haloswap_coord = int(c_coord(decomp%ptr, int(axis - 1, c_int)))
+    haloswap_coord = int(c_decomp_axis(decomp%ptr, 3_c_int, int(axis - 1, c_int)))
   end function haloswap_coord
 
   ! ------------------------------------------------------------ field constructors
   ! A non-contiguous array (a section, a strided pointer) cannot be addressed in place:
   ! it is marked so that init_halo_communication refuses it with a clear message.
-  function make_field(p, kind, shp, contiguous) result(f)
-    type(c_ptr), intent(in) :: p
+  subroutine describe(f, kind, shp, contiguous)
+    type(haloswap_field), intent(out) :: f
     integer(c_int), intent(in) :: kind
     integer, intent(in) :: shp(:)
     logical, intent(in) :: contiguous
-    type(haloswap_field) :: f
-    f%data = p
     f%kind = merge(kind, -2_c_int, contiguous)
     f%extents = 1
     f%rank = int(size(shp), c_int)
@@ -304,56 +287,9 @@ contains
     else
       f%extents(1:2) = int([shp(2), shp(1)], c_int)     ! (y,x) -> x, y
     end if
-  end function make_field
+  end subroutine describe
 
-  function field_f64_3(a) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_f64_3
-  function field_f32_3(a) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_f32_3
-  function field_i32_3(a) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_i32_3
-  function field_i64_3(a) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function field_i64_3
-  function field_f64_2(a) result(f)
-    real(c_double), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_f64_2
-  function field_f32_2(a) result(f)
-    real(c_float), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_F32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_f32_2
-  function field_i32_2(a) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I32, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_i32_2
-  function field_i64_2(a) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:)
-    type(haloswap_field) :: f
-    f = make_field(c_null_ptr, T_I64, shape(a), is_contiguous(a))
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function field_i64_2
+  include 'field_bodies.inc'
 
   ! ------------------------------------------------------------ MONC API
   !> Build the swap of `fields` at halo_depth in x and y (depth_z in z, default 0), with

@@ -34,10 +34,16 @@ int hs_f_decomp_create_placed(MPI_Fint fcomm, int ndims, const int *global, cons
 }
 
 int hs_f_decomp_free(hs_decomp *d) { return hs_decomp_free(d); }
-int hs_f_local_extent(hs_decomp d, int axis) { return hs_decomp_local_extent(d, axis); }
-int hs_f_global_offset(hs_decomp d, int axis) { return hs_decomp_global_offset(d, axis); }
-int hs_f_procs(hs_decomp d, int axis) { return hs_decomp_procs(d, axis); }
-int hs_f_coord(hs_decomp d, int axis) { return hs_decomp_coord(d, axis); }
+/* haloswap_local_extent (what 0), haloswap_global_offset (1), haloswap_procs (2),
+ * haloswap_coord (3) along axis. */
+int hs_f_decomp_axis(hs_decomp d, int what, int axis) {
+  switch (what) {
+  case 0: return hs_decomp_local_extent(d, axis);
+  case 1: return hs_decomp_global_offset(d, axis);
+  case 2: return hs_decomp_procs(d, axis);
+  default: return hs_decomp_coord(d, axis);
+  }
+}
 int hs_f_ndims(hs_decomp d) { return hs_decomp_ndims(d); }
 
 /* shapes: 3 allocated extents per field in axis order x, y, z. */

@@ -33,6 +33,9 @@ module haloswap_geometry
      integer(c_int) :: stagger(3) = 0, owner(3) = 0
   end type haloswap_gfield
 
+  integer(c_int), parameter :: R_START = 0, R_COMPLETE = 1, R_FILL = 2 ! hs_f_reverse_call
+
+  ! Fields (haloswap_gfield) as the C side takes them, one array per member.
   type :: arrays_c
      integer(c_int) :: n = 0
      integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:)
@@ -46,19 +49,9 @@ module haloswap_geometry
   !> from the extent. Rank = grid dims: a field; rank = grid dims - 1 (3-D grids): a 2-D
   !> field (x, y); rank = grid dims + 1: a component dimension, last (slowest), or first
   !> with comp_first = .true.
+  ! gfield_<type>_<rank> (fortran/specifics.cmake)
   interface haloswap_gfield
-     module procedure gfield_f64_2, &
-          gfield_f32_2, &
-          gfield_i32_2, &
-          gfield_i64_2, &
-          gfield_f64_3, &
-          gfield_f32_3, &
-          gfield_i32_3, &
-          gfield_i64_3, &
-          gfield_f64_4, &
-          gfield_f32_4, &
-          gfield_i32_4, &
-          gfield_i64_4
+    include 'gfield_procedures.inc'
   end interface haloswap_gfield
 
   !> A region set (docs/api.md, "Region sets"): the halo sides a plan swaps, per field.
@@ -88,44 +81,14 @@ module haloswap_geometry
        character(kind=c_char), intent(in) :: transport(*)
        type(c_ptr), intent(out) :: out
      end function c_plan_geom
-     integer(c_int) function c_reverse_start(p, op) bind(c, name="hs_f_reverse_start")
+     integer(c_int) function c_reverse_call(p, what, op, n, kinds, datas, ranks, layouts, cf, &
+          shapes, hlo) bind(c, name="hs_f_reverse_call")
        import :: c_int, c_ptr
        type(c_ptr), value :: p
-       integer(c_int), value :: op
-     end function c_reverse_start
-     integer(c_int) function c_reverse_complete(p) bind(c, name="hs_f_reverse_complete")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: p
-     end function c_reverse_complete
-     integer(c_int) function c_accumulate_fill(p, op) bind(c, name="hs_f_accumulate_fill")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: p
-       integer(c_int), value :: op
-     end function c_accumulate_fill
-     integer(c_int) function c_reverse_start_a(p, op, n, kinds, datas, ranks, layouts, cf, &
-          shapes, hlo) bind(c, name="hs_f_reverse_start_arrays")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: p
-       integer(c_int), value :: op, n
+       integer(c_int), value :: what, op, n
        integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
        type(c_ptr), intent(in) :: datas(*)
-     end function c_reverse_start_a
-     integer(c_int) function c_reverse_complete_a(p, n, kinds, datas, ranks, layouts, cf, &
-          shapes, hlo) bind(c, name="hs_f_reverse_complete_arrays")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: p
-       integer(c_int), value :: n
-       integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
-       type(c_ptr), intent(in) :: datas(*)
-     end function c_reverse_complete_a
-     integer(c_int) function c_accumulate_fill_a(p, op, n, kinds, datas, ranks, layouts, cf, &
-          shapes, hlo) bind(c, name="hs_f_accumulate_fill_arrays")
-       import :: c_int, c_ptr
-       type(c_ptr), value :: p
-       integer(c_int), value :: op, n
-       integer(c_int), intent(in) :: kinds(*), ranks(*), layouts(*), cf(*), shapes(*), hlo(*)
-       type(c_ptr), intent(in) :: datas(*)
-     end function c_accumulate_fill_a
+     end function c_reverse_call
      integer(c_int) function c_swap_test(p, done) bind(c, name="hs_f_swap_test")
        import :: c_int, c_ptr
        type(c_ptr), value :: p
@@ -178,7 +141,7 @@ module haloswap_geometry
 
 contains
 
-  subroutine describe(f, kind, shp, halo_lo, contiguous, layout, comp_first)
+  subroutine describe(f, kind, shp, contiguous, halo_lo, layout, comp_first)
     type(haloswap_gfield), intent(inout) :: f
     integer(c_int), intent(in) :: kind
     integer, intent(in) :: shp(:), halo_lo(:)
@@ -202,125 +165,7 @@ contains
     end if
   end subroutine describe
 
-  function gfield_f64_2(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_f64_2
-
-  function gfield_f32_2(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_f32_2
-
-  function gfield_i32_2(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_i32_2
-
-  function gfield_i64_2(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1))
-  end function gfield_i64_2
-
-  function gfield_f64_3(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_f64_3
-
-  function gfield_f32_3(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_f32_3
-
-  function gfield_i32_3(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_i32_3
-
-  function gfield_i64_3(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1))
-  end function gfield_i64_3
-
-  function gfield_f64_4(a, halo_lo, layout, comp_first) result(f)
-    real(c_double), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_f64_4
-
-  function gfield_f32_4(a, halo_lo, layout, comp_first) result(f)
-    real(c_float), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_F32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_f32_4
-
-  function gfield_i32_4(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int32_t), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I32, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_i32_4
-
-  function gfield_i64_4(a, halo_lo, layout, comp_first) result(f)
-    integer(c_int64_t), intent(inout), target :: a(:,:,:,:)
-    integer, intent(in) :: halo_lo(:)
-    integer, intent(in), optional :: layout
-    logical, intent(in), optional :: comp_first
-    type(haloswap_gfield) :: f
-    call describe(f, T_I64, shape(a), halo_lo, is_contiguous(a), layout, comp_first)
-    if (size(a) > 0) f%data = c_loc(a(1,1,1,1))
-  end function gfield_i64_4
+  include 'gfield_bodies.inc'
 
   !> Swap depth below and above on one axis (default: the plan's depth on both sides).
   subroutine haloswap_field_set_depth(f, axis, lo, hi)
@@ -362,22 +207,14 @@ contains
     type(haloswap_region_set), intent(in), optional :: regions
     integer(c_int) :: orows, norder, nsweep
     integer :: nf, i
-    integer(c_int), allocatable :: kinds(:), ranks(:), layouts(:), cf(:), shapes(:), hlo(:), &
-         dset(:), dlo(:), dhi(:), stag(:), own(:), offs(:), axs(:)
-    type(c_ptr), allocatable :: datas(:)
+    integer(c_int), allocatable :: dset(:), dlo(:), dhi(:), stag(:), own(:), offs(:), axs(:)
+    type(arrays_c) :: a
     character(kind=c_char, len=:), allocatable :: tname
     nf = size(fields)
-    allocate(kinds(max(nf, 1)), ranks(max(nf, 1)), layouts(max(nf, 1)), cf(max(nf, 1)), &
-         shapes(4 * max(nf, 1)), hlo(4 * max(nf, 1)), dset(3 * max(nf, 1)), dlo(3 * max(nf, 1)), &
-         dhi(3 * max(nf, 1)), stag(3 * max(nf, 1)), own(3 * max(nf, 1)), datas(max(nf, 1)))
+    call flatten(fields, a)
+    allocate(dset(3 * max(nf, 1)), dlo(3 * max(nf, 1)), dhi(3 * max(nf, 1)), &
+         stag(3 * max(nf, 1)), own(3 * max(nf, 1)))
     do i = 1, nf
-      kinds(i) = fields(i)%kind
-      ranks(i) = fields(i)%rank
-      layouts(i) = fields(i)%layout
-      cf(i) = fields(i)%comp_first
-      datas(i) = fields(i)%data
-      shapes(4 * i - 3:4 * i) = fields(i)%shp
-      hlo(4 * i - 3:4 * i) = fields(i)%halo_lo
       dset(3 * i - 2:3 * i) = fields(i)%depth_set
       dlo(3 * i - 2:3 * i) = fields(i)%depth_lo
       dhi(3 * i - 2:3 * i) = fields(i)%depth_hi
@@ -388,8 +225,8 @@ contains
     if (present(transport)) tname = trim(transport) // c_null_char
     call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
     if (present(regions)) ierr = int(c_next_regions(regions%ptr))
-    ierr = int(c_plan_geom(decomp%ptr, int(nf, c_int), kinds, datas, ranks, layouts, cf, shapes, &
-         hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
+    ierr = int(c_plan_geom(decomp%ptr, a%n, a%kinds, a%datas, a%ranks, a%layouts, a%cf, &
+         a%shapes, a%hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
          involve_corners), tname, orows, norder, offs, nsweep, axs, hs%plan))
     if (ierr == HALOSWAP_OK) hs%nfields = nf
     hs%swap_in_progress = .false.
@@ -414,14 +251,7 @@ contains
     integer, intent(in) :: op
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    type(arrays_c) :: a
-    if (present(arrays)) then
-      call flatten(arrays, a)
-      ierr = int(c_reverse_start_a(hs%plan, int(op, c_int), a%n, a%kinds, a%datas, a%ranks, &
-           a%layouts, a%cf, a%shapes, a%hlo))
-    else
-      ierr = int(c_reverse_start(hs%plan, int(op, c_int)))
-    end if
+    ierr = reverse_call(hs, R_START, op, arrays)
   end subroutine haloswap_reverse_start
 
   !> arrays: the same as given to haloswap_reverse_start (or none if none were).
@@ -429,14 +259,7 @@ contains
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    type(arrays_c) :: a
-    if (present(arrays)) then
-      call flatten(arrays, a)
-      ierr = int(c_reverse_complete_a(hs%plan, a%n, a%kinds, a%datas, a%ranks, a%layouts, &
-           a%cf, a%shapes, a%hlo))
-    else
-      ierr = int(c_reverse_complete(hs%plan))
-    end if
+    ierr = reverse_call(hs, R_COMPLETE, 0, arrays)
   end subroutine haloswap_reverse_complete
 
   !> Reverse then forward (EPIC's field_halo_swap after a parcel-to-grid deposit).
@@ -445,17 +268,28 @@ contains
     integer, intent(in) :: op
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
+    ierr = reverse_call(hs, R_FILL, op, arrays)
+  end subroutine haloswap_accumulate_fill
+
+  ! One of the three over the registered arrays or this call's.
+  integer function reverse_call(hs, what, op, arrays)
+    type(halo_communication_type), intent(in) :: hs
+    integer(c_int), intent(in) :: what
+    integer, intent(in) :: op
+    type(haloswap_gfield), intent(in), optional :: arrays(:)
+    type(haloswap_gfield) :: none(0)
     type(arrays_c) :: a
     if (present(arrays)) then
       call flatten(arrays, a)
-      ierr = int(c_accumulate_fill_a(hs%plan, int(op, c_int), a%n, a%kinds, a%datas, a%ranks, &
-           a%layouts, a%cf, a%shapes, a%hlo))
     else
-      ierr = int(c_accumulate_fill(hs%plan, int(op, c_int)))
+      call flatten(none, a)
+      a%n = -1
     end if
-  end subroutine haloswap_accumulate_fill
+    reverse_call = int(c_reverse_call(hs%plan, what, int(op, c_int), a%n, a%kinds, a%datas, &
+         a%ranks, a%layouts, a%cf, a%shapes, a%hlo))
+  end function reverse_call
 
-  ! The per-call arrays as the C side takes them (checked there against the registered fields).
+  ! The fields as the C side takes them (checked there against the registered fields).
   subroutine flatten(arrays, a)
     type(haloswap_gfield), intent(in) :: arrays(:)
     type(arrays_c), intent(out) :: a

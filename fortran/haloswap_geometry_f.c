@@ -195,20 +195,21 @@ static int check_arrays(hs_plan p, const char *who, int nfields, const int *kind
       const int *cfirst, const int *shapes, const int *hlo
 #define HS_F_ARRAYS_PASS nfields, kinds, datas, ranks, layouts, cfirst, shapes, hlo
 
-int hs_f_reverse_start(hs_plan p, int op) { return hs_reverse_start(p, (hs_op)op, NULL); }
-int hs_f_reverse_complete(hs_plan p) { return hs_reverse_complete(p, NULL); }
-int hs_f_accumulate_fill(hs_plan p, int op) { return hs_accumulate_fill(p, (hs_op)op, NULL); }
-int hs_f_reverse_start_arrays(hs_plan p, int op, HS_F_ARRAYS_ARGS) {
-  int rc = check_arrays(p, "haloswap_reverse_start", HS_F_ARRAYS_PASS);
-  return rc == HS_OK ? hs_reverse_start(p, (hs_op)op, datas) : rc;
-}
-int hs_f_reverse_complete_arrays(hs_plan p, HS_F_ARRAYS_ARGS) {
-  int rc = check_arrays(p, "haloswap_reverse_complete", HS_F_ARRAYS_PASS);
-  return rc == HS_OK ? hs_reverse_complete(p, datas) : rc;
-}
-int hs_f_accumulate_fill_arrays(hs_plan p, int op, HS_F_ARRAYS_ARGS) {
-  int rc = check_arrays(p, "haloswap_accumulate_fill", HS_F_ARRAYS_PASS);
-  return rc == HS_OK ? hs_accumulate_fill(p, (hs_op)op, datas) : rc;
+/* haloswap_reverse_start (what 0), haloswap_reverse_complete (1), haloswap_accumulate_fill
+ * (2): over the registered arrays (nfields < 0) or this call's, checked first. */
+int hs_f_reverse_call(hs_plan p, int what, int op, HS_F_ARRAYS_ARGS) {
+  static const char *const who[3] = {"haloswap_reverse_start", "haloswap_reverse_complete",
+                                     "haloswap_accumulate_fill"};
+  void *const *arrays = NULL;
+  if (what < 0 || what > 2) return hs__error(HS_ERR_INTERNAL, "reverse call %d", what);
+  if (nfields >= 0) {
+    int rc = check_arrays(p, who[what], HS_F_ARRAYS_PASS);
+    if (rc != HS_OK) return rc;
+    arrays = datas;
+  }
+  if (what == 0) return hs_reverse_start(p, (hs_op)op, arrays);
+  if (what == 1) return hs_reverse_complete(p, arrays);
+  return hs_accumulate_fill(p, (hs_op)op, arrays);
 }
 int hs_f_swap_test(hs_plan p, int *done) { return hs_swap_test(p, NULL, done); }
 

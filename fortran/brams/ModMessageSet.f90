@@ -46,8 +46,8 @@ module ModMessageSet
        var_tables_r
   use haloswap, only: halo_communication_type, haloswap_decomposition, HALOSWAP_OK, &
        initiate_nonblocking_halo_swap, complete_nonblocking_halo_swap, haloswap_error_message, &
-       haloswap_transport_name, finalise_halo_communication, haloswap_decomposition_free, &
-       haloswap_at_finalize
+       haloswap_transport_name, finalise_halo_communication, haloswap_decomposition_free
+  use haloswap_dropin, only: haloswap_dropin_at_finalize
   use haloswap_geometry, only: haloswap_gfield, haloswap_region_set, haloswap_geometry_init, &
        haloswap_decomposition_create_boxes, haloswap_region_set_create, &
        haloswap_region_set_add, haloswap_region_set_free, haloswap_get_bytes, HALOSWAP_LAYOUT_XYZ
@@ -499,7 +499,7 @@ contains
           call haloswap_decomposition_create_boxes(boxes(w), world, [nnxp, nnyp], l, u, ierr)
           if (ierr /= HALOSWAP_OK) call fatal_error(h//" haloswap box decomposition: "// &
                haloswap_error_message())
-          if (w == 0) call haloswap_at_finalize(c_funloc(at_finalize), ierr)
+          if (w == 0) call haloswap_dropin_at_finalize("BRAMS", ierr, teardown=at_finalize)
        end if
        if (w == wide) then
           lo = l
@@ -511,7 +511,7 @@ contains
 
   ! At MPI_Finalize (BRAMS has no call for it): the plans and decompositions go, in the order
   ! every rank made them (freeing is collective; MPI libraries complain of windows left).
-  subroutine at_finalize() bind(c)
+  subroutine at_finalize()
     integer :: k, ierr
     do k = 1, nsets
        if (sets(k)%state == 1) call finalise_halo_communication(sets(k)%hs, ierr)

@@ -30,20 +30,22 @@
 !! them (auto's choice, marked so), exchanges and seconds at MPI_Finalize.
 module field_mpi
     use, intrinsic :: iso_c_binding
-    use, intrinsic :: iso_fortran_env, only : output_unit, error_unit
+    use, intrinsic :: iso_fortran_env, only : output_unit
     use mpi_f08
     use mpi_layout, only : box, cart, neighbours
     use mpi_tags, only : MPI_NORTH, MPI_SOUTH, MPI_WEST, MPI_EAST, MPI_NORTHWEST, &
                          MPI_NORTHEAST, MPI_SOUTHWEST, MPI_SOUTHEAST
     use mpi_utils, only : mpi_exit_on_error
-    use haloswap, only : haloswap_decomposition, halo_communication_type, HALOSWAP_OK, &
-                         haloswap_decomposition_free, haloswap_error_message,           &
-                         finalise_halo_communication, haloswap_global_offset,           &
-                         haloswap_local_extent, haloswap_transport_name,                &
-                         haloswap_selected_transport, haloswap_flush_before_abort
+    use haloswap, only : haloswap_decomposition, halo_communication_type,               &
+                         haloswap_decomposition_free, finalise_halo_communication,      &
+                         haloswap_global_offset, haloswap_local_extent
     use haloswap_geometry, only : haloswap_gfield, haloswap_field_set_depth,              &
                                   haloswap_geometry_init, haloswap_decomposition_create_ex, &
                                   HALOSWAP_OP_SUM
+    use haloswap_dropin, only : haloswap_dropin_at_finalize, haloswap_dropin_fail,        &
+                                haloswap_dropin_check, haloswap_dropin_bounds,            &
+                                haloswap_dropin_transport,                                &
+                                haloswap_dropin_swap, haloswap_dropin_reverse
     implicit none
 
     private
@@ -116,20 +118,6 @@ module field_mpi
     interface field_in
         module procedure :: field_f64_in, field_int_in
     end interface field_in
-
-    ! The public C API's blocking swaps; arrays: NULL (the registered ones) or one pointer per
-    ! field (include/haloswap.h).
-    interface
-        integer(c_int) function hs_swap(plan, arrays) bind(c, name="hs_swap")
-            import :: c_int, c_ptr
-            type(c_ptr), value :: plan, arrays
-        end function hs_swap
-        integer(c_int) function hs_reverse(plan, op, arrays) bind(c, name="hs_reverse")
-            import :: c_int, c_ptr
-            type(c_ptr), value    :: plan, arrays
-            integer(c_int), value :: op
-        end function hs_reverse
-    end interface
 
     ! The two directions of the staged calls (and SWAP: both, for field_halo_swap_*).
     integer, parameter :: FILL = 1, GATHER = 2, SWAP = 3
@@ -579,8 +567,7 @@ contains
         character(len=*), intent(in)         :: who
         integer                              :: idx(max(n_comp, 1)), m, i, e
         type(c_ptr), allocatable, target     :: arrays(:)
-        type(c_ptr)                          :: aptr
-        integer(c_int)                       :: rc
+        integer                              :: rc
         double precision                     :: t0
 
         if (.not. l_allocated) call fail(who, "no batch open: call field_mpi_alloc(ncomp, ndim) " // &
@@ -601,14 +588,13 @@ contains
         do i = 1, m
             arrays(i) = slots(idx(i), dir)%f%data
         enddo
-        aptr = c_loc(arrays)
         t0 = MPI_Wtime()
         if (dir == FILL) then
-            rc = hs_swap(plans(e)%hs%plan, aptr)
+            rc = haloswap_dropin_swap(plans(e)%hs, arrays)
         else
-            rc = hs_reverse(plans(e)%hs%plan, int(HALOSWAP_OP_SUM, c_int), aptr)
+            rc = haloswap_dropin_reverse(plans(e)%hs, HALOSWAP_OP_SUM, arrays)
         endif
-        if (rc /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
+        call haloswap_dropin_check(rc, "field_mpi::" // who, epic_abort)
         plans(e)%seconds(dir) = plans(e)%seconds(dir) + (MPI_Wtime() - t0)
         plans(e)%count(dir) = plans(e)%count(dir) + 1
         do i = 1, m
@@ -650,7 +636,7 @@ contains
         endif
         call haloswap_geometry_init(plans(e)%hs, decomp, fields, [2, 2, 0], .true., ierr, &
                                     order_offsets=EPIC_ORDER)
-        if (ierr /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         plans(e)%used = .true.
         plans(e)%kinds = fields%kind
         plans(e)%ranks = fields%rank
@@ -658,7 +644,11 @@ contains
         plans(e)%count = 0
         plans(e)%seconds = 0.0d0
         plans_created = plans_created + 1
-        if (.not. l_final_hook) call add_final_hook
+        if (.not. l_final_hook) then
+            call haloswap_dropin_at_finalize("EPIC", ierr, report_stats, free_plans)
+            call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
+            l_final_hook = .true.
+        endif
     end function find_plan
 
     subroutine free_plan(p, who)
@@ -667,7 +657,7 @@ contains
         integer                         :: ierr
 
         call finalise_halo_communication(p%hs, ierr)
-        if (ierr /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         p%used = .false.
         deallocate(p%kinds, p%ranks)
     end subroutine free_plan
@@ -776,7 +766,7 @@ contains
             axis_order=[1, 2, 3], ranges_x=ranges(1:dims(1), 1), ranges_y=ranges(1:dims(2), 2), &
             cart=cart3)
         call MPI_Comm_free(cart3)
-        if (ierr /= HALOSWAP_OK) call fail(who, "haloswap: " // haloswap_error_message())
+        call haloswap_dropin_check(ierr, "field_mpi::" // who, epic_abort)
         do a = 1, 2
             if (haloswap_global_offset(decomp, a) /= box%lo(a) .or. &
                 haloswap_local_extent(decomp, a) /= box%hi(a) - box%lo(a) + 1) &
@@ -826,20 +816,13 @@ contains
         integer,          intent(in) :: shp(:), rank
         integer                      :: want(3), i
         character(len=400)           :: msg
-        character(len=120)           :: got, bounds
+        character(len=120)           :: got
 
         want = [box%hhi(3) - box%hlo(3) + 1, box%hhi(2) - box%hlo(2) + 1, box%hhi(1) - box%hlo(1) + 1]
         if (all(shp == want(4 - rank:3))) return
         write(got, '(*(i0,:,","))') shp
-        if (rank == 3) then
-            write(bounds, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a)') "(", box%hlo(3), ":", box%hhi(3), &
-                ", ", box%hlo(2), ":", box%hhi(2), ", ", box%hlo(1), ":", box%hhi(1), ")"
-        else
-            write(bounds, '(a,i0,a,i0,a,i0,a,i0,a)') "(", box%hlo(2), ":", box%hhi(2), &
-                ", ", box%hlo(1), ":", box%hhi(1), ")"
-        endif
-        write(msg, '(a)') "data has shape (" // trim(got) // "); expected " // trim(bounds) // &
-            " = box%hlo:box%hhi"
+        write(msg, '(a)') "data has shape (" // trim(got) // "); expected " //              &
+            haloswap_dropin_bounds(box%hlo(rank:1:-1), box%hhi(rank:1:-1), ", ") // " = box%hlo:box%hhi"
         write(got, '(*(i0,:,","))') (want(i), i = 4 - rank, 3)
         call fail(who, trim(msg) // ", shape (" // trim(got) // ")")
     end subroutine check_shape
@@ -861,49 +844,46 @@ contains
             "place on the array, so pass the field itself (not a strided section)")
     end subroutine check_contiguous
 
+    ! Errors stop through haloswap_dropin_fail (a failed haloswap call: haloswap_dropin_check):
+    ! the message on standard error, then EPIC's mpi_exit_on_error with it.
     subroutine fail(who, msg)
         character(len=*), intent(in) :: who, msg
 
-        ! Written here first and given time to drain: MPICH's launcher may drop
-        ! what mpi_exit_on_error prints when it kills the job on MPI_Abort.
-        write(error_unit, '(a)') "field_mpi::" // who // ": " // trim(msg)
-        call haloswap_flush_before_abort()
-        call mpi_exit_on_error("field_mpi::" // who // ": " // trim(msg))
-        stop 1
+        call haloswap_dropin_fail("field_mpi::" // who, msg, epic_abort)
     end subroutine fail
 
+    subroutine epic_abort(msg)
+        character(len=*), intent(in) :: msg
+
+        call mpi_exit_on_error(msg)
+    end subroutine epic_abort
+
     !::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::
-    ! Cached plans are freed at the start of MPI_Finalize, from an attribute of
-    ! MPI_COMM_SELF (MPI deletes those first, in the reverse order of setting).
+    ! At the start of MPI_Finalize (haloswap_dropin_at_finalize): the statistics if
+    ! HALOSWAP_EPIC_STATS=1, then the cached plans are freed.
 
-    subroutine add_final_hook
-        integer :: keyval
+    subroutine report_stats
+        integer :: e, me
 
-        call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, final_hook, keyval, 0_MPI_ADDRESS_KIND)
-        call MPI_Comm_set_attr(MPI_COMM_SELF, keyval, 0_MPI_ADDRESS_KIND)
-        l_final_hook = .true.
-    end subroutine add_final_hook
-
-    subroutine final_hook(comm, keyval, attribute_val, extra_state, ierror)
-        type(MPI_Comm)                         :: comm
-        integer                                :: keyval, ierror
-        integer(kind=MPI_ADDRESS_KIND)         :: attribute_val, extra_state
-        integer                                :: e, ierr, me, slen, sstat
-        character(len=8)                       :: stats
-
-        ierror = MPI_SUCCESS
         if (.not. l_decomp) return
-        call get_environment_variable("HALOSWAP_EPIC_STATS", stats, slen, sstat)
         call MPI_Comm_rank(MPI_COMM_WORLD, me)
         do e = 1, MAX_PLANS
+            if (plans(e)%used) call print_stats(me, e)
+        enddo
+    end subroutine report_stats
+
+    subroutine free_plans
+        integer :: e, ierr
+
+        if (.not. l_decomp) return
+        do e = 1, MAX_PLANS
             if (.not. plans(e)%used) cycle
-            if (sstat == 0 .and. stats == "1") call print_stats(me, e)
             call finalise_halo_communication(plans(e)%hs, ierr)
             plans(e)%used = .false.
         enddo
         call haloswap_decomposition_free(decomp, ierr)
         l_decomp = .false.
-    end subroutine final_hook
+    end subroutine free_plans
 
     subroutine print_stats(me, e)
         integer, intent(in) :: me, e
@@ -916,9 +896,7 @@ contains
             kinds = trim(kinds) // merge(" f64", " i32", plans(e)%kinds(i) == 0) // &
                     merge("-3d", "-2d", plans(e)%ranks(i) == 3)
         enddo
-        ! the transport that moved the data; auto's choice is named as such
-        tname = haloswap_selected_transport(plans(e)%hs)
-        if (haloswap_transport_name(plans(e)%hs) == "auto") tname = trim(tname) // " (auto's choice)"
+        tname = haloswap_dropin_transport(plans(e)%hs)
         do d = FILL, GATHER
             if (plans(e)%count(d) == 0) cycle
             write(output_unit, '(a,i0,a,i0,a,a,a,a,a,i0,a,es10.3,a)') "field_mpi (haloswap) rank ", me, &

@@ -11,16 +11,16 @@
 ! transport comes from HALOSWAP_TRANSPORT (default p2p) at run time.
 MODULE haloswap_epoch
 
-  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_int, c_loc, c_funloc, c_null_ptr
   USE shared_data
   USE utilities, ONLY: abort_code
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
-      haloswap_decomposition_free, finalise_halo_communication, haloswap_error_message, &
-      haloswap_selected_transport, haloswap_at_finalize, &
-      haloswap_flush_before_abort
+      haloswap_decomposition_free, finalise_halo_communication
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_geometry_init, &
-      haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ
+      haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, HALOSWAP_OP_SUM
+  USE haloswap_dropin, ONLY: haloswap_dropin_at_finalize, haloswap_dropin_fail, &
+      haloswap_dropin_check, haloswap_dropin_transport, &
+      haloswap_dropin_report, haloswap_dropin_swap, haloswap_dropin_reverse
 
   IMPLICIT NONE
 
@@ -71,18 +71,6 @@ MODULE haloswap_epoch
   TYPE(lentry), SAVE :: lplans(nlengths)
   INTEGER, SAVE :: lclock = 0, lmade = 0, lreused = 0
   REAL(KIND(1.D0)), SAVE :: lsetup = 0.0D0
-
-  INTERFACE
-    INTEGER(c_int) FUNCTION c_swap(p, arrays) BIND(C, NAME='hs_swap')
-      IMPORT :: c_int, c_ptr
-      TYPE(c_ptr), VALUE :: p, arrays
-    END FUNCTION c_swap
-    INTEGER(c_int) FUNCTION c_reverse(p, op, arrays) BIND(C, NAME='hs_reverse')
-      IMPORT :: c_int, c_ptr
-      TYPE(c_ptr), VALUE :: p, arrays
-      INTEGER(c_int), VALUE :: op
-    END FUNCTION c_reverse
-  END INTERFACE
 
 CONTAINS
 
@@ -194,20 +182,17 @@ CONTAINS
   !> One line per kind of call on this rank: calls and seconds inside them, the transport.
   SUBROUTINE haloswap_epoch_report
     INTEGER :: i
-    CHARACTER(LEN=32) :: t
+    CHARACTER(LEN=64) :: t
+    CHARACTER(LEN=160) :: more
     t = 'none'
-    IF (last > 0) t = haloswap_selected_transport(plans(last)%hs)
+    IF (last > 0) t = haloswap_dropin_transport(plans(last)%hs)
     DO i = 1, 3
       IF (calls(i) == 0) CYCLE
-      IF (i == k_lengths) THEN
-        WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5,a,i0,a,i0,a,es11.5)') 'haloswap_epoch: rank ', &
-            rank, ' ', TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), &
-            ' seconds ', seconds(i), ' plans made ', lmade, ' reused ', lreused, &
-            ' setup seconds ', lsetup
-      ELSE
-        WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'haloswap_epoch: rank ', rank, ' ', &
-            TRIM(k_name(i)), ' transport ', TRIM(t), ' calls ', calls(i), ' seconds ', seconds(i)
-      END IF
+      more = ''
+      IF (i == k_lengths) WRITE(more, '(a,i0,a,i0,a,es11.5)') ' plans made ', lmade, &
+          ' reused ', lreused, ' setup seconds ', lsetup
+      CALL haloswap_dropin_report('haloswap_epoch', rank, k_name(i), t, calls(i), &
+          seconds(i), TRIM(more))
     END DO
   END SUBROUTINE haloswap_epoch_report
 
@@ -261,15 +246,6 @@ CONTAINS
     IF (ALLOCATED(domain)) DEALLOCATE(domain)
   END SUBROUTINE free_kept
 
-  ! Run at the start of MPI_FINALIZE (hs_f_at_finalize).
-  SUBROUTINE at_finalize() BIND(C)
-    CHARACTER(LEN=8) :: env
-    INTEGER :: n, st
-    CALL GET_ENVIRONMENT_VARIABLE('HALOSWAP_EPOCH_STATS', env, n, st)
-    IF (st == 0 .AND. n > 0 .AND. env(1:1) /= '0') CALL haloswap_epoch_report
-    CALL haloswap_epoch_finalise
-  END SUBROUTINE at_finalize
-
   !****************************************************************************
   ! Plans
   !****************************************************************************
@@ -282,7 +258,6 @@ CONTAINS
     REAL(num), DIMENSION(:,:,:), INTENT(INOUT), TARGET :: field
     TYPE(haloswap_gfield) :: f(1)
     REAL(num), DIMENSION(:,:,:), ALLOCATABLE, TARGET :: copy
-    TYPE(c_ptr), TARGET :: arrays(1)
     INTEGER :: i, k, ierr
     REAL(KIND(1.D0)) :: t0
 
@@ -304,14 +279,13 @@ CONTAINS
       f(1) = haloswap_gfield(copy, [ng, ng, ng], HALOSWAP_LAYOUT_XYZ)
     END IF
     IF (k == 0) k = make(f, what, ng, per)
-    arrays(1) = f(1)%data
     last = k
     IF (what == k_fill) THEN
-      ierr = c_swap(plans(k)%hs%plan, c_loc(arrays))
+      ierr = haloswap_dropin_swap(plans(k)%hs, [f(1)%data])
     ELSE
-      ierr = c_reverse(plans(k)%hs%plan, 0_c_int, c_loc(arrays))
+      ierr = haloswap_dropin_reverse(plans(k)%hs, HALOSWAP_OP_SUM, [f(1)%data])
     END IF
-    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
+    CALL check(ierr, what, .FALSE.)
     IF (ALLOCATED(copy)) field = copy
     CALL account(what, t0)
   END SUBROUTINE kept_exchange
@@ -330,13 +304,14 @@ CONTAINS
     CALL decomposition(plans(k)%d, cart, [nx, ny, nz], per, [3, 2, 1], ierr)
     IF (ierr == 0) CALL haloswap_geometry_init(plans(k)%hs, plans(k)%d, f, [ng, ng, ng], &
         .TRUE., ierr, sweep_axes=[1, 2, 3])
-    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .TRUE.)
+    CALL check(ierr, what, .TRUE.)
     plans(k)%used = .TRUE.
     plans(k)%what = what
     plans(k)%ng = ng
     plans(k)%per = per
-    CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
-    IF (ierr /= 0) CALL fail(what, haloswap_error_message(), .FALSE.)
+    CALL haloswap_dropin_at_finalize('EPOCH', ierr, haloswap_epoch_report, &
+        haloswap_epoch_finalise)
+    CALL check(ierr, what, .FALSE.)
   END FUNCTION make
 
   ! A fill of field (its haloswap_gfield) with the given extents (cells n per grid axis,
@@ -352,7 +327,6 @@ CONTAINS
     INTEGER, INTENT(IN) :: n(3), ng, direction
     TYPE(haloswap_gfield) :: f(1)
     TYPE(hs_mpi_comm) :: cart, plane
-    TYPE(c_ptr), TARGET :: arrays(1)
     INTEGER, ALLOCATABLE :: table(:,:)
     INTEGER :: ierr, i, k, per(3), world, axes(2), a
     LOGICAL :: remain(3)
@@ -403,19 +377,19 @@ CONTAINS
         IF (ierr == 0) CALL haloswap_geometry_init(lplans(k)%hs, lplans(k)%d, f, &
             [ng, ng, 0], .TRUE., ierr, transport='p2p', sweep_axes=[1, 2])
       END IF
-      IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .TRUE.)
+      CALL check(ierr, k_lengths, .TRUE.)
       lplans(k)%used = .TRUE.
       lplans(k)%key = table(1:nrow_key, :)
       lmade = lmade + 1
       lplans(k)%serial = lclock
-      CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
-      IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .FALSE.)
+      CALL haloswap_dropin_at_finalize('EPOCH', ierr, haloswap_epoch_report, &
+        haloswap_epoch_finalise)
+      CALL check(ierr, k_lengths, .FALSE.)
       lsetup = lsetup + (MPI_WTIME() - t1)
     END IF
     lplans(k)%stamp = lclock
-    arrays(1) = f(1)%data
-    ierr = c_swap(lplans(k)%hs%plan, c_loc(arrays))
-    IF (ierr /= 0) CALL fail(k_lengths, haloswap_error_message(), .FALSE.)
+    ierr = haloswap_dropin_swap(lplans(k)%hs, [f(1)%data])
+    CALL check(ierr, k_lengths, .FALSE.)
     CALL account(k_lengths, t0)
   END SUBROUTINE lengths_exchange
 
@@ -609,21 +583,29 @@ CONTAINS
     END DO
   END FUNCTION both_periodic
 
-  ! EPOCH's abort path: the message, then abort_code. agreed: every rank has the same message
-  ! (collective setup), so rank 0 prints it.
+  ! Errors stop through haloswap_dropin_fail (the message on standard error, then EPOCH's
+  ! abort). agreed: every rank has the same message (collective setup).
   SUBROUTINE fail(what, msg, agreed)
     INTEGER, INTENT(IN) :: what
     CHARACTER(LEN=*), INTENT(IN) :: msg
     LOGICAL, INTENT(IN) :: agreed
-    INTEGER :: ierr
-    IF (.NOT. agreed .OR. rank == 0) THEN
-      PRINT *, '*** ERROR ***'
-      PRINT *, 'haloswap_epoch: ', TRIM(k_name(what)), ': ', TRIM(msg)
-      CALL haloswap_flush_before_abort()
-      CALL abort_code(c_err_bad_setup)
-    END IF
-    CALL MPI_BARRIER(MPI_COMM_WORLD, ierr)
-    CALL abort_code(c_err_bad_setup)
+    CALL haloswap_dropin_fail('haloswap_epoch: ' // TRIM(k_name(what)), msg, epoch_abort, &
+        agreed)
   END SUBROUTINE fail
+
+  SUBROUTINE check(ierr, what, agreed)
+    INTEGER, INTENT(IN) :: ierr, what
+    LOGICAL, INTENT(IN) :: agreed
+    CALL haloswap_dropin_check(ierr, 'haloswap_epoch: ' // TRIM(k_name(what)), epoch_abort, &
+        agreed)
+  END SUBROUTINE check
+
+  ! EPOCH's abort path: its error banner on standard output, then abort_code.
+  SUBROUTINE epoch_abort(msg)
+    CHARACTER(LEN=*), INTENT(IN) :: msg
+    PRINT *, '*** ERROR ***'
+    PRINT *, msg
+    CALL abort_code(c_err_bad_setup)
+  END SUBROUTINE epoch_abort
 
 END MODULE haloswap_epoch

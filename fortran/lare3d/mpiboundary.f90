@@ -8,16 +8,18 @@
 ! HALOSWAP_TRANSPORT (default p2p) and HALOSWAP_OPTIONS at run time.
 MODULE mpiboundary
 
-  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_loc, c_associated, c_funloc
+  USE, INTRINSIC :: iso_c_binding, ONLY: c_ptr, c_loc, c_associated
   USE shared_data
   USE mpi_f08, ONLY: hs_mpi_comm => MPI_Comm
   USE haloswap, ONLY: haloswap_decomposition, halo_communication_type, &
       haloswap_decomposition_free, haloswap_local_extent, finalise_halo_communication, &
-      blocking_halo_swap, haloswap_error_message, haloswap_selected_transport, &
-      haloswap_at_finalize, haloswap_flush_before_abort
+      blocking_halo_swap
   USE haloswap_geometry, ONLY: haloswap_gfield, haloswap_field_set_stagger, &
       haloswap_geometry_init, haloswap_decomposition_create_ex, HALOSWAP_LAYOUT_XYZ, &
       HALOSWAP_OWNER_UPPER, HALOSWAP_OWNER_LOWER
+  USE haloswap_dropin, ONLY: haloswap_dropin_at_finalize, haloswap_dropin_fail, &
+      haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_transport, &
+      haloswap_dropin_report
 
   IMPLICIT NONE
 
@@ -71,16 +73,14 @@ CONTAINS
   SUBROUTINE mpiboundary_report
     INTEGER :: i
     DO i = 1, nex
-      IF (calls(i) == 0) CYCLE
-      WRITE(*, '(a,i0,a,a,a,a,a,i0,a,es11.5)') 'mpiboundary: rank ', rank, ' ', &
-          TRIM(ex_name(i)), ' transport ', haloswap_selected_transport(ex(i)), ' calls ', &
-          calls(i), &
-          ' seconds ', seconds(i)
+      IF (calls(i) > 0) CALL haloswap_dropin_report('mpiboundary', rank, ex_name(i), &
+          haloswap_dropin_transport(ex(i)), calls(i), seconds(i))
     END DO
   END SUBROUTINE mpiboundary_report
 
   !> Frees every exchange (collective); the next call makes them again (for another
-  !> HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE.
+  !> HALOSWAP_TRANSPORT). Also run at MPI_FINALIZE, after the report if
+  !> HALOSWAP_LARE3D_STATS=1 (haloswap_dropin_at_finalize).
   SUBROUTINE mpiboundary_finalise
     INTEGER :: i, rc
     DO i = 1, nex
@@ -92,15 +92,6 @@ CONTAINS
     seconds = 0.0D0
     calls = 0
   END SUBROUTINE mpiboundary_finalise
-
-  ! Run at the start of MPI_FINALIZE (hs_f_at_finalize).
-  SUBROUTINE at_finalize() BIND(C)
-    CHARACTER(LEN=8) :: env
-    INTEGER :: n, st
-    CALL GET_ENVIRONMENT_VARIABLE('HALOSWAP_LARE3D_STATS', env, n, st)
-    IF (st == 0 .AND. n > 0 .AND. env(1:1) /= '0') CALL mpiboundary_report
-    CALL mpiboundary_finalise
-  END SUBROUTINE at_finalize
 
   !****************************************************************************
   ! The exchange
@@ -117,7 +108,7 @@ CONTAINS
       CALL visit(id, k_describe, f, nf)
       CALL haloswap_geometry_init(ex(id), decomp, f(1:nf), [2, 2, 2], .TRUE., ierr, &
           sweep_axes=[1, 2, 3])
-      IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .TRUE.)
+      CALL haloswap_dropin_check(ierr, here(id), lare3d_abort, .TRUE.)
       have_ex(id) = .TRUE.
     END IF
     CALL visit(id, k_check, f, nf)
@@ -125,7 +116,7 @@ CONTAINS
     CALL blocking_halo_swap(ex(id), ierr)
     seconds(id) = seconds(id) + (MPI_WTIME() - t0)
     calls(id) = calls(id) + 1
-    IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
+    CALL haloswap_dropin_check(ierr, here(id), lare3d_abort)
   END SUBROUTINE exchange
 
   ! The arrays of routine id, as Lare3d declares them: 2 points below the interior on every
@@ -181,7 +172,6 @@ CONTAINS
     CHARACTER(LEN=*), INTENT(IN) :: name
     INTEGER, INTENT(IN) :: id, k, node(3)
     INTEGER :: lo(3), hi(3), n(3)
-    CHARACTER(LEN=300) :: msg
     n = [nx, ny, nz]
     lo = -1 - node
     hi = n + 2
@@ -189,12 +179,9 @@ CONTAINS
       CALL fail(ex_name(id), name // ' is not allocated: called before the grid exists ' // &
           '(mpi_initialise allocates the arrays)', .FALSE.)
     ELSE IF (ANY(LBOUND(a) /= lo) .OR. ANY(UBOUND(a) /= hi) .OR. ANY(n /= grid_cells)) THEN
-      WRITE(msg, '(a,3(i0,a,i0,a),a,3(i0,a,i0,a),a)') name // ' is (', &
-          LBOUND(a, 1), ':', UBOUND(a, 1), ',', LBOUND(a, 2), ':', UBOUND(a, 2), ',', &
-          LBOUND(a, 3), ':', UBOUND(a, 3), ')', ' but the exchange was made for (', &
-          lo(1), ':', hi(1), ',', lo(2), ':', hi(2), ',', lo(3), ':', hi(3), ')', &
-          ' (nx, ny, nz when it was made)'
-      CALL fail(ex_name(id), TRIM(msg), .FALSE.)
+      CALL fail(ex_name(id), name // ' is ' // haloswap_dropin_bounds(LBOUND(a), UBOUND(a)) // &
+          ' but the exchange was made for ' // haloswap_dropin_bounds(lo, hi) // &
+          ' (nx, ny, nz when it was made)', .FALSE.)
     ELSE IF (.NOT. c_associated(c_loc(a), registered(k, id))) THEN
       CALL fail(ex_name(id), name // ' was reallocated after its exchange was made ' // &
           '(mpiboundary keeps its exchanges over the arrays of the first call)', .FALSE.)
@@ -217,7 +204,7 @@ CONTAINS
         ierr, procs=[nprocx, nprocy, nprocz], axis_order=[3, 2, 1], &
         ranges_x=cell_nx_maxs - cell_nx_mins + 1, ranges_y=cell_ny_maxs - cell_ny_mins + 1, &
         ranges_z=cell_nz_maxs - cell_nz_mins + 1, cart=cart)
-    IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .TRUE.)
+    CALL haloswap_dropin_check(ierr, here(id), lare3d_abort, .TRUE.)
     have_decomp = .TRUE.
     DO a = 1, 3
       IF (haloswap_local_extent(decomp, a) /= grid_cells(a)) THEN
@@ -226,24 +213,31 @@ CONTAINS
         CALL fail(ex_name(id), TRIM(msg), .FALSE.)
       END IF
     END DO
-    CALL haloswap_at_finalize(c_funloc(at_finalize), ierr)
-    IF (ierr /= 0) CALL fail(ex_name(id), haloswap_error_message(), .FALSE.)
+    CALL haloswap_dropin_at_finalize('LARE3D', ierr, mpiboundary_report, mpiboundary_finalise)
+    CALL haloswap_dropin_check(ierr, here(id), lare3d_abort)
   END SUBROUTINE make_decomposition
 
-  ! Lare3d's abort path: the message, then MPI_ABORT. agreed: every rank has the same message
-  ! (collective setup), so rank 0 prints it.
+  ! Errors stop through haloswap_dropin_fail (the message on standard error, then Lare3d's
+  ! abort). agreed: every rank has the same message (collective setup).
   SUBROUTINE fail(routine, msg, agreed)
     CHARACTER(LEN=*), INTENT(IN) :: routine, msg
     LOGICAL, INTENT(IN) :: agreed
-    INTEGER :: ierr
-    IF (.NOT. agreed .OR. rank == 0) THEN
-      PRINT *, '*** ERROR ***'
-      PRINT *, 'mpiboundary: ', TRIM(routine), ': ', TRIM(msg)
-      CALL haloswap_flush_before_abort()
-      CALL MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
-    END IF
-    CALL MPI_BARRIER(MPI_COMM_WORLD, ierr)
-    CALL MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
+    CALL haloswap_dropin_fail('mpiboundary: ' // TRIM(routine), msg, lare3d_abort, agreed)
   END SUBROUTINE fail
+
+  FUNCTION here(id)
+    INTEGER, INTENT(IN) :: id
+    CHARACTER(LEN=:), ALLOCATABLE :: here
+    here = 'mpiboundary: ' // TRIM(ex_name(id))
+  END FUNCTION here
+
+  ! Lare3d's abort path: its error banner on standard output, then MPI_ABORT.
+  SUBROUTINE lare3d_abort(msg)
+    CHARACTER(LEN=*), INTENT(IN) :: msg
+    INTEGER :: ierr
+    PRINT *, '*** ERROR ***'
+    PRINT *, msg
+    CALL MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
+  END SUBROUTINE lare3d_abort
 
 END MODULE mpiboundary

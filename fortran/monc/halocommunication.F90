@@ -34,11 +34,13 @@ module halo_communication_mod
   use mpi_f08, only : haloswap_f08_comm => MPI_Comm
   ! Every haloswap call goes through the haloswap module: no copy of a C struct's layout here.
   use haloswap, only : haloswap_decomposition, haloswap_decomposition_create, &
-       haloswap_decomposition_free, haloswap_coord, haloswap_error_message, HALOSWAP_OK, &
+       haloswap_decomposition_free, haloswap_coord, &
        HALOSWAP_FLOAT64, HALOSWAP_FLOAT32, haloswap_hooks_init, haloswap_hook_region, &
-       haloswap_plan_staged, haloswap_selected_transport, haloswap_at_finalize, &
+       haloswap_plan_staged, &
        hs_plan => halo_communication_type, hs_initiate => initiate_nonblocking_halo_swap, &
        hs_complete => complete_nonblocking_halo_swap, hs_finalise => finalise_halo_communication
+  use haloswap_dropin, only : haloswap_dropin_at_finalize, haloswap_dropin_fail, &
+       haloswap_dropin_check, haloswap_dropin_stats_wanted, haloswap_dropin_transport
   implicit none
 
 #ifndef TEST_MODE
@@ -718,8 +720,7 @@ contains
 
       call get_environment_variable("HALOSWAP_MONC_RECV_COPY", env, envlen, envstat)
       c%recv_copy = envstat == 0 .and. envlen > 0 .and. env(1:1) /= '0'
-      call get_environment_variable("HALOSWAP_MONC_STATS", env, envlen, envstat)
-      c%stats = envstat == 0 .and. envlen > 0 .and. env(1:1) /= '0'
+      c%stats = haloswap_dropin_stats_wanted("MONC")
       if (c%stats) call stats_register(c)
 
       py = par%dim_sizes(Y_INDEX)
@@ -1090,7 +1091,7 @@ contains
     integer :: i, ierr
     if (.not. allocated(live_stats)) then
       allocate(live_stats(8))
-      call haloswap_at_finalize(c_funloc(print_live_stats), ierr)
+      call haloswap_dropin_at_finalize("MONC", ierr, report=print_live_stats)
       call check(ierr, "init_halo_communication")
     end if
     do i = 1, size(live_stats)
@@ -1115,7 +1116,7 @@ contains
   end subroutine stats_forget
 
   !> At MPI_Finalize: the statistics of every state never finalised.
-  subroutine print_live_stats() bind(c)
+  subroutine print_live_stats()
     integer :: i
     if (.not. allocated(live_stats)) return
     do i = 1, size(live_stats)
@@ -1130,7 +1131,7 @@ contains
     type(monc_haloswap_ctx), intent(in) :: c
     character(len=64) :: tname
     if (c_associated(c%plan%plan)) then
-      tname = haloswap_selected_transport(c%plan)
+      tname = haloswap_dropin_transport(c%plan)
     else
       tname = "(local copies only)"
     end if
@@ -1144,24 +1145,21 @@ contains
   subroutine check(rc, where)
     integer, intent(in) :: rc
     character(len=*), intent(in) :: where
-    if (rc /= HALOSWAP_OK) call fatal(where, "haloswap: " // haloswap_error_message())
+    call haloswap_dropin_check(rc, "halo_communication_mod: " // where, monc_abort)
   end subroutine check
 
   !> MONC's LOG_ERROR: message, then the run stops.
   subroutine fatal(where, msg)
     character(len=*), intent(in) :: where, msg
-    integer :: ierr
-    double precision :: t0
-    write(error_unit, '(a)') "halo_communication_mod: " // where // ": " // msg
-    flush(error_unit)
-    ! A moment for the launcher to pass the message on: MPICH's drops what a rank wrote just
-    ! before another rank's MPI_Abort reached it.
-    t0 = mpi_wtime()
-    do while (mpi_wtime() - t0 < 0.3d0)
-    end do
-    call mpi_abort(MPI_COMM_WORLD, 1, ierr)
-    stop 1
+    call haloswap_dropin_fail("halo_communication_mod: " // where, msg, monc_abort)
   end subroutine fatal
+
+  ! MONC's abort (its LOG_ERROR ends in MPI_Abort); haloswap_dropin_fail wrote the message.
+  subroutine monc_abort(msg)
+    character(len=*), intent(in) :: msg
+    integer :: ierr
+    call mpi_abort(MPI_COMM_WORLD, 1, ierr)
+  end subroutine monc_abort
 
   subroutine warn(where, msg)
     character(len=*), intent(in) :: where, msg

@@ -23,6 +23,7 @@ module parcel_nearest_haloswap_graph
                             haloswap_ra_epoch_begin, haloswap_ra_epoch_end,                 &
                             haloswap_ra_set_targets, haloswap_ra_get_stats,                 &
                             haloswap_ra_finalize, haloswap_error_message, HALOSWAP_OK
+    use haloswap_dropin, only : haloswap_dropin_check
     use iso_c_binding, only : c_int32_t, c_associated
     implicit none
 
@@ -554,14 +555,20 @@ contains
 
     !::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::::
 
+    ! A failed haloswap call stops through haloswap_dropin_check and EPIC's mpi_exit_on_error.
     subroutine check(status)
         integer, intent(in) :: status
 
-        if (status /= HALOSWAP_OK) then
-            call mpi_exit_on_error("in haloswap_graph_t: " // haloswap_error_message())
-        endif
+        call haloswap_dropin_check(status, "haloswap_graph_t", pc_abort)
 
     end subroutine check
+
+    subroutine pc_abort(msg)
+        character(*), intent(in) :: msg
+
+        call mpi_exit_on_error(msg)
+
+    end subroutine pc_abort
 
     ! A collective failure (every rank has the same message): stop cleanly.
     subroutine fail(msg)

@@ -54,8 +54,9 @@ def fortran_public(path):
     return names + re.findall(r"type,\s*public(?:,\s*bind\(c\))?\s*::\s*(\w+)", f90)
 
 
-for n in fortran_public("fortran/haloswap.F90"):
-    need(n, api, "docs/api.md (Fortran)")
+for path in ("fortran/haloswap.F90", "fortran/haloswap_dropin.F90"):
+    for n in fortran_public(path):
+        need(n, api, "docs/api.md (Fortran)")
 if os.path.exists(os.path.join(src, "fortran/haloswap_ra.F90")):
     for n in fortran_public("fortran/haloswap_ra.F90"):
         need(n, ra_doc, "docs/ra.md (Fortran)")

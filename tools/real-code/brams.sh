@@ -54,6 +54,12 @@ EOF
     sed -i 's/^\(\tcup_grell3.o \\\)$/\tHenrys_Law_cts.o \\\n\tConvPar_GF_GEOS5.o \\\n\1/' "$b/objects_model.mk"
     grep -q '^	ConvPar_GF_GEOS5.o' "$b/objects_model.mk" || hs_die "build fix 1: no cup_grell3.o line in $b/objects_model.mk"
   fi
+  # Fix 6: with JULES off the archive leaves out mem_jules.o, which the model's other objects
+  # use (the link stops on __mem_jules_MOD_jules_g)
+  if grep -q '^	JULES_OBJ_MEM    =$' "$b/objects_model.mk"; then
+    br_log "build fix 6: build/objects_model.mk: mem_jules.o kept in the archive with JULES off (the model's objects use module mem_jules; the link fails without it)"
+    sed -i 's/^\(\tJULES_OBJ_MEM    =\)$/\1 mem_jules.o/' "$b/objects_model.mk"
+  fi
   # The RRTMG longwave tables (4 MiB and over) are missing from some snapshots: a stub of ours.
   local kg=$dir/src/rrtmg/RRTMG_LW/src/rrtmg_lw_k_g.f90
   if [ ! -s "$kg" ]; then
@@ -76,23 +82,22 @@ br_configure() {
      >"$dir/configure.log" 2>&1) || { tail -20 "$dir/configure.log" >&2; return 1; }
 }
 
-# br_make DIR: BRAMS's Makefile with 2 jobs. Its module dependencies are incomplete (build
-# fix 4), so a parallel make stops on a module not built yet: it is repeated while it makes
-# progress, then finished serially.
+# br_make DIR [MAKE ARGS...]: BRAMS's Makefile with 2 jobs. Its module dependencies are
+# incomplete (build fix 4: even a serial make stops, e.g. parallel_mod.F90 uses
+# jules_fields_mod without depending on it), so make runs with -k (keeps going past a file whose
+# modules are not built yet) and is repeated while it makes progress.
 br_make() {
-  local dir=$1 i=0 before after
+  local dir=$1 i=0 before=-1 after
+  shift
   while :; do
-    if (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 >>"$dir/build.log" 2>&1); then
+    if (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -k -j2 "$@" >>"$dir/build.log" 2>&1); then
       return 0
     fi
-    before=${after:-0}
     after=$(find "$dir/build" -maxdepth 1 -name '*.o' | wc -l)
-    i=$((i + 1))
-    [ "$after" -gt "$before" ] || break
-    [ "$i" -gt 1 ] || br_log "build fix 4: make -j2 stops on module files not built yet (BRAMS's makefiles miss module dependencies): repeated while it makes progress"
+    [ "$after" -gt "$before" ] || return 1
+    before=$after i=$((i + 1))
+    [ "$i" -gt 1 ] || br_log "build fix 4: make stops on module files not built yet (BRAMS's makefiles miss module dependencies): make -k repeated while it makes progress"
   done
-  br_log "build fix 4: make -j2 makes no more progress: finishing with a serial make"
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make >>"$dir/build.log" 2>&1)
 }
 
 # br_stamp MPI [PREFIX]: what a build depends on (the checkout's commit and changes, our
@@ -161,9 +166,7 @@ br_build_dropin() {
     >"$dir/hs-rebuild.sh"
   br_log "haloswap's drop-in ($mpi): src/brams/mpi/ModMessageSet.f90 replaced; make rebuilds what uses it (log $dir/build.log)"
   : >"$dir/build.log"
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -j2 "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
-  (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make "MPI_LIB=$libs" >>"$dir/build.log" 2>&1) ||
+  br_make "$dir" "MPI_LIB=$libs" && [ -x "$dir/build/brams-6.0" ] ||
     { tail -30 "$dir/build.log" >&2; hs_die "the drop-in build failed ($dir/build.log)"; }
   br_stamp "$mpi" "$prefix" >"$dir/.hs-stamp"
   br_log "haloswap's drop-in ($mpi): built in $(hs_since "$t0") s"

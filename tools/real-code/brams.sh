@@ -84,19 +84,23 @@ br_configure() {
 
 # br_make DIR [MAKE ARGS...]: BRAMS's Makefile with 2 jobs. Its module dependencies are
 # incomplete (build fix 4: even a serial make stops, e.g. parallel_mod.F90 uses
-# jules_fields_mod without depending on it), so make runs with -k (keeps going past a file whose
-# modules are not built yet) and is repeated while it makes progress.
+# jules_fields_mod without depending on it, and two jobs can read a module file while it is
+# written), so make runs with -k (keeps going past a file whose modules are not ready) and is
+# repeated while fewer files fail than in the pass before.
 br_make() {
-  local dir=$1 i=0 before=-1 after
+  local dir=$1 i=0 before=1000000 after pass
   shift
+  pass=$dir/build-pass.log
   while :; do
-    if (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -k -j2 "$@" >>"$dir/build.log" 2>&1); then
+    if (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make -k -j2 "$@" >"$pass" 2>&1); then
+      cat "$pass" >>"$dir/build.log"
       return 0
     fi
-    after=$(find "$dir/build" -maxdepth 1 -name '*.o' | wc -l)
-    [ "$after" -gt "$before" ] || return 1
+    cat "$pass" >>"$dir/build.log"
+    after=$(grep -c '^make: \*\*\* .* Error' "$pass")
+    [ "$after" -lt "$before" ] || return 1
     before=$after i=$((i + 1))
-    [ "$i" -gt 1 ] || br_log "build fix 4: make stops on module files not built yet (BRAMS's makefiles miss module dependencies): make -k repeated while it makes progress"
+    [ "$i" -gt 1 ] || br_log "build fix 4: make stops on module files not built yet (BRAMS's makefiles miss module dependencies): make -k repeated while fewer files fail"
   done
 }
 
@@ -139,6 +143,26 @@ br_init_fixes() {
   python3 "$br_case/initial1.py" "$1/src/brams" || hs_die "init fixes: $1/src/brams differs from what they expect"
 }
 
+# br_stale DIR: removes the objects of every source that defines or uses a module whose
+# module file names ModMessageSet (its types are in them), so that make rebuilds them over the
+# drop-in: BRAMS's makefiles miss some of these dependencies (build fix 4), and gfortran
+# cannot read the stale module files beside the new ones.
+br_stale() {
+  local dir=$1 mods f n=0
+  mods=$(cd "$dir/build" && for f in *.mod; do
+           zcat "$f" 2>/dev/null | grep -qi "'modmessageset'" && echo "${f%.mod}"; done |
+         paste -sd'|')
+  [ -n "$mods" ] || return 0
+  while IFS= read -r f; do
+    f=$(basename "$f")
+    [ -f "$dir/build/${f%.*}.o" ] || continue
+    rm -f "$dir/build/${f%.*}.o"
+    n=$((n + 1))
+  done < <(grep -rliE "^[[:space:]]*(use[[:space:]]*(,[[:space:]]*[a-z_]+[[:space:]]*)?(::)?[[:space:]]*|module[[:space:]]+)($mods|modmessageset)\b" \
+             "$dir/src" --include='*.f90' --include='*.F90')
+  br_log "drop-in: the objects of $n sources that define or use a module naming ModMessageSet removed, for make to rebuild them (BRAMS's makefiles miss some of these dependencies)"
+}
+
 # br_build_dropin OWN DIR MPI PREFIX: the own build copied, src/brams/mpi/ModMessageSet.f90
 # replaced by haloswap's, and BRAMS's make rebuilding what depends on it, with haloswap's
 # Fortran modules and libraries from PREFIX.
@@ -155,6 +179,7 @@ br_build_dropin() {
   rm -f "$dir/build/brams-6.0" "$dir/.hs-stamp"
   cp "$prefix/share/haloswap/brams/ModMessageSet.f90" "$dir/src/brams/mpi/ModMessageSet.f90"
   touch "$dir/src/brams/mpi/ModMessageSet.f90"
+  br_stale "$dir"
   # haloswap's Fortran modules on every compile line (BRAMS compiles ModMessageSet.f90 with
   # its bare compiler command), its libraries on the link line (MPI_LIB, empty in BRAMS)
   rm -f "$dir/hs-bin/mpif90"

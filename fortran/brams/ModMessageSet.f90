@@ -334,7 +334,7 @@ contains
        node%vTabPtr%var_p_2D(node%xStart, node%yStart) = &
             nearest(node%vTabPtr%var_p_2D(node%xStart, node%yStart), 1.0)
     end if
-    write(*, "(a, i0, 4a, 3(i0, a))") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: rank ", &
+    write(*, "(a, i0, 5a, 3(i0, a))") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: rank ", &
          rank, " moved ", trim(node%vTabPtr%name), " of ", trim(RecvMsg%name), " at (", k, &
          ",", node%xStart, ",", node%yStart, ") up by one ulp"
   end subroutine one_ulp

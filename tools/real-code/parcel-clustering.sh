@@ -52,6 +52,14 @@ pc_label() {
 
 pc_pkgs=(autoconf automake libtool pkg-config libnetcdff-dev libnetcdf-dev)
 case " $HS_CHECK_MPIS " in *" openmpi "*) pc_pkgs+=(libnetcdf-mpi-dev libhdf5-openmpi-dev) ;; esac
+# --transports names haloswap's remote-access back ends here, not the halo transports: an
+# unknown one stops the check before it builds anything
+for b in $HS_CHECK_TRANSPORTS; do
+  case $b in p2p|rma|rma-epoch|shmem) ;;
+    *) hs_die "--transports: '$b' is not a back end of haloswap's remote-access layer, which parcel-clustering's drop-in uses (back ends: p2p rma rma-epoch shmem; shm and cma are halo transports)" ;;
+  esac
+done
+
 if [ "$HS_CHECK_LIST" = 1 ]; then
   # estimated from docs/parcel-clustering.md's results, not measured by the check: a build,
   # a launch at 16^3

@@ -83,3 +83,9 @@ class Haloswap(CMakePackage):
             env["MPICC"] = self.spec["mpi"].mpicc
             with working_dir(self.stage.source_path):
                 pip(*std_pip_args, f"--prefix={self.prefix}", ".")
+
+    def setup_run_environment(self, env):
+        # `spack load` puts a PythonPackage's site directory on PYTHONPATH; this is a
+        # CMakePackage that extends python, so it says where pip put the package itself.
+        if self.spec.satisfies("+python"):
+            env.prepend_path("PYTHONPATH", join_path(self.prefix, self.spec["python"].package.platlib))

@@ -85,7 +85,7 @@ CFG
     local hslibs=haloswap
     [ -f "$hs/lib/libhaloswap_f.a" ] && hslibs="haloswap_f haloswap"
     cat >> "$3" <<CFG
-build.prop{class,no-dep.f.module} = mpi netcdf mpi_f08 haloswap
+build.prop{class,no-dep.f.module} = mpi netcdf mpi_f08 haloswap haloswap_dropin
 build.prop{class,fc.include-paths} = \$netcdf_inc_path \$fftw_inc_path $hs/include
 build.prop{class,fc.libs} = $hslibs $oshmem netcdff netcdf_mpi hdf5 hdf5_hl z fftw3 pthread m
 build.prop{class,fc.lib-paths} = \$netcdf_lib_path \$fftw_lib_path \$hdf5_lib_path $hs/lib $extra

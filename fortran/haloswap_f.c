@@ -9,13 +9,7 @@
 static int decomp_create(MPI_Fint fcomm, int ndims, const int *global, const int *procs,
                          const int *periodic, int placed, int node_size, hs_decomp *out) {
   hs_decomp_desc desc;
-  hs_decomp_desc_init(&desc);
-  desc.ndims = ndims;
-  for (int a = 0; a < HS_MAX_DIMS; a++) {
-    desc.global[a] = a < ndims ? global[a] : 0;
-    desc.procs[a] = a < ndims ? procs[a] : 0;
-    desc.periodic[a] = a < ndims ? periodic[a] : 0;
-  }
+  hs__decomp_desc_axes(&desc, ndims, global, procs, periodic, 0);
   if (placed) {
     desc.placement = HS_PLACE_NODE;
     desc.node_size = node_size;

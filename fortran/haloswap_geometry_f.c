@@ -229,13 +229,9 @@ int hs_f_decomp_create_ex(MPI_Fint fcomm, int ndims, const int *global, const in
                           const int *periodic, int remainder, const int *axis_order,
                           const int *ranges, const int *have, MPI_Fint fcart, hs_decomp *out) {
   hs_decomp_desc desc;
-  hs_decomp_desc_init(&desc);
-  desc.ndims = ndims;
+  hs__decomp_desc_axes(&desc, ndims, global, procs, periodic, 0);
   int at = 0, rc = HS_OK;
   for (int a = 0; a < HS_MAX_DIMS; a++) {
-    desc.global[a] = a < ndims ? global[a] : 0;
-    desc.procs[a] = a < ndims ? procs[a] : 0;
-    desc.periodic[a] = a < ndims ? periodic[a] : 0;
     desc.axis_order[a] = axis_order[a];
     if (a < ndims && have[a] > 0) {
       if (procs[a] != have[a] && rc == HS_OK)

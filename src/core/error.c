@@ -1,8 +1,9 @@
 /* Error messages and collective agreement on errors. */
-#include "hs_transport.h"
+#include "hs_core.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HS_MSG_LEN 1024
@@ -62,6 +63,15 @@ int hs__agree(MPI_Comm comm, int local) {
   else
     snprintf(hs_msg, sizeof hs_msg, "rank %d: %.1000s", first, m.msg);
   return m.code;
+}
+
+void *hs__calloc_agreed(MPI_Comm comm, size_t size, const char *nomem, int *rc) {
+  void *p = *rc == HS_OK ? calloc(1, size) : NULL;
+  if (*rc == HS_OK && !p) *rc = hs__error(HS_ERR_NOMEM, "%s", nomem);
+  *rc = hs__agree(comm, *rc);
+  if (*rc == HS_OK) return p;
+  free(p);
+  return NULL;
 }
 
 double hs__wtime(void) { return MPI_Wtime(); }

@@ -115,6 +115,10 @@ struct hs_decomp_s {
    * box[r * 6 + a] / box[r * 6 + 3 + a] are rank r's lo / hi on axis a; NULL: Cartesian. */
   int *box;
 };
+/* desc initialised (hs_decomp_desc_init) and given the first ndims entries of global, procs
+ * (NULL: all 0) and periodic; the axes beyond ndims get global = pad, procs = periodic = 0. */
+void hs__decomp_desc_axes(hs_decomp_desc *desc, int ndims, const int *global, const int *procs,
+                          const int *periodic, int pad);
 /* Collective: every rank gave the same decomposition arguments (src/geometry/decomp.c). */
 int hs__decomp_check_same(MPI_Comm comm, const hs_decomp_desc *d, const int procs[HS_MAX_DIMS]);
 /* Rank in d->comm of the process at grid coordinates c (x, y, z order). */
@@ -160,6 +164,11 @@ const char *hs__transport_known(hs_transport_id id, const char **why_unbuilt);
 /* The one answer for an unbuilt transport, by name or id: HS_ERR_UNAVAILABLE and the reason
  * ("<who>: transport <name> is not built into this haloswap: <why>"; who may be NULL). */
 int hs__transport_unbuilt_error(const char *who, const char *name, const char *why);
+
+/* (src/core/error.c) A zeroed block of size bytes, agreed over comm: when *rc is not HS_OK on
+ * entry, or the block cannot be had here (*rc = HS_ERR_NOMEM with message nomem), NULL on
+ * every rank with *rc the first rank's failure. Collective. */
+void *hs__calloc_agreed(MPI_Comm comm, size_t size, const char *nomem, int *rc);
 
 /* ---- options (src/plan/options.c) */
 /* Parse "key=value,key=value" (a value may be [bracketed] to contain commas) into p's

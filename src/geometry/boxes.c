@@ -63,13 +63,7 @@ int hs_decomp_create_boxes(MPI_Comm comm, int ndims, const int global[], const i
   int rc = hs__agree(comm, check_box(rank, ndims, global, periodic, lo, hi));
   if (rc != HS_OK) return rc;
   hs_decomp_desc same;
-  hs_decomp_desc_init(&same);
-  same.ndims = ndims;
-  for (int a = 0; a < HS_MAX_DIMS; a++) {
-    same.global[a] = a < ndims ? global[a] : 1;
-    same.periodic[a] = a < ndims ? periodic[a] : 0;
-    same.procs[a] = 0;
-  }
+  hs__decomp_desc_axes(&same, ndims, global, NULL, periodic, 1);
   rc = hs__agree(comm, hs__decomp_check_same(comm, &same, same.procs));
   if (rc != HS_OK) return rc;
   hs_decomp d = calloc(1, sizeof *d);

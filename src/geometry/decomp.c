@@ -13,6 +13,17 @@ void hs_decomp_desc_init(hs_decomp_desc *desc) {
   desc->cart = MPI_COMM_NULL;
 }
 
+void hs__decomp_desc_axes(hs_decomp_desc *desc, int ndims, const int *global, const int *procs,
+                          const int *periodic, int pad) {
+  hs_decomp_desc_init(desc);
+  desc->ndims = ndims;
+  for (int a = 0; a < HS_MAX_DIMS; a++) {
+    desc->global[a] = a < ndims ? global[a] : pad;
+    desc->procs[a] = a < ndims && procs ? procs[a] : 0;
+    desc->periodic[a] = a < ndims ? periodic[a] : 0;
+  }
+}
+
 /* perm[k] = axis_order[k], or the identity when axis_order is all zero. */
 static int axis_perm(const hs_decomp_desc *d, int perm[HS_MAX_DIMS]) {
   int any = 0, seen = 0;

@@ -114,14 +114,9 @@ int hs_alloc(hs_decomp d, size_t bytes, void **ptr) {
   if (!d) return hs__error(HS_ERR_ARG, "hs_alloc: decomposition is NULL");
   int rc = HS_OK;
   if (!ptr) rc = hs__error(HS_ERR_ARG, "hs_alloc: ptr is NULL");
-  hs_shalloc *e = rc == HS_OK ? calloc(1, sizeof *e) : NULL;
-  if (rc == HS_OK && !e)
-    rc = hs__error(HS_ERR_NOMEM, "hs_alloc: out of memory for the allocation record");
-  rc = hs__agree(d->comm, rc);
-  if (rc != HS_OK) {
-    free(e);
-    return rc;
-  }
+  hs_shalloc *e = hs__calloc_agreed(d->comm, sizeof *e,
+                                    "hs_alloc: out of memory for the allocation record", &rc);
+  if (!e) return rc;
   *ptr = NULL;
   e->d = d;
   e->bytes = bytes;

@@ -67,14 +67,10 @@ static int plan_create(hs_decomp d, const hs_plan_desc *desc, unsigned flags,
 
   /* The transport's view and the core's state in one block (free(p) frees both). */
   struct plan_block { struct hs_plan_s view; struct hs_plan_core core; } *block;
-  hs_plan p = (block = calloc(1, sizeof *block)) ? &block->view : NULL;
-  if (p) p->core = &block->core;
-  else rc = hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
-  rc = hs__agree(d->comm, rc);
-  if (rc != HS_OK) {
-    free(p);
-    return rc;
-  }
+  block = hs__calloc_agreed(d->comm, sizeof *block, "hs_plan_create: out of memory", &rc);
+  if (!block) return rc;
+  hs_plan p = &block->view;
+  p->core = &block->core;
   p->comm = MPI_COMM_NULL;
   p->decomp = d;
   p->ndims = d->ndims;

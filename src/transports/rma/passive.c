@@ -38,12 +38,10 @@ typedef struct {
   int epoch, notify, winsync;
 } passive_config;
 
-static const char *const epoch_vals[] = {"early", "naive", NULL};
 static const char *const notify_vals[] = {"msg", "ibarrier", NULL};
 static const char *const sync_vals[] = {"auto", "always", NULL};
 static const hs_option_spec passive_options[] = {
-    HS_OPTION_CHOICE("epoch", "early", epoch_vals, passive_config, epoch,
-     "lock_all once at plan creation (early) or per swap (naive)"),
+    RMA_EPOCH_OPTION(passive_config, "lock_all once at plan creation (early) or per swap (naive)"),
     HS_OPTION_CHOICE("notify", "msg", notify_vals, passive_config, notify,
      "zero-byte message per neighbour, or one MPI_Ibarrier"),
     HS_OPTION_CHOICE("winsync", "auto", sync_vals, passive_config, winsync,
@@ -51,7 +49,8 @@ static const hs_option_spec passive_options[] = {
     RMA_COMMON_OPTIONS(passive_config),
     HS_OPTIONS_END};
 
-static int lock_all(passive_t *a) {
+static int lock_all(void *impl) {
+  passive_t *a = impl;
   int mrc = MPI_Win_lock_all(rma_assert(a->r, MPI_MODE_NOCHECK), a->r->win);
   if (mrc != MPI_SUCCESS) {
     char s[MPI_MAX_ERROR_STRING];
@@ -109,17 +108,13 @@ static int passive_setup(hs_plan p) {
       else a->nrreq++;
     }
   }
-  rc = hs__agree(p->comm, rc);
-  if (rc == HS_OK && a->early) rc = hs__agree(p->comm, lock_all(a));
-  return rc;
+  return hs__rma_setup_epochs(p, rc, a->early, lock_all);
 }
 
 static int passive_start(hs_plan p, void *const *arrays) {
   passive_t *a = p->impl;
-  if (!a->early) {
-    int rc = lock_all(a);
-    if (rc != HS_OK) return rc;
-  }
+  int rc = rma_start_epochs(p, a->early, lock_all);
+  if (rc != HS_OK) return rc;
   if (a->nrreq) HS_MPI(MPI_Startall(a->nrreq, a->rreq));
   a->step = a->sent = 0;
   a->left = a->nrreq;

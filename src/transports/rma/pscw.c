@@ -26,14 +26,14 @@ typedef struct {
   int epoch;
 } pscw_config;
 
-static const char *const epoch_vals[] = {"early", "naive", NULL};
 static const hs_option_spec pscw_options[] = {
-    HS_OPTION_CHOICE("epoch", "early", epoch_vals, pscw_config, epoch,
-     "post the next exposure epoch at the end of complete (early) or in start (naive)"),
+    RMA_EPOCH_OPTION(pscw_config,
+                     "post the next exposure epoch at the end of complete (early) or in start (naive)"),
     RMA_COMMON_OPTIONS(pscw_config),
     HS_OPTIONS_END};
 
-static int open_epochs(pscw_t *w) {
+static int open_epochs(void *impl) {
+  pscw_t *w = impl;
   /* Post first: a neighbour blocked in its start waits for exactly this. */
   int mrc = MPI_Win_post(w->gin, rma_assert(w->r, MPI_MODE_NOSTORE), w->r->win);
   if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Win_post");
@@ -75,17 +75,13 @@ static int pscw_setup(hs_plan p) {
   if (rc != HS_OK) return rc;
   rc = hs__rma_group(p, w->r->in, w->r->nin, &w->gin);
   if (rc == HS_OK) rc = hs__rma_group(p, w->r->out, w->r->nout, &w->gout);
-  rc = hs__agree(p->comm, rc);
-  if (rc == HS_OK && w->early) rc = hs__agree(p->comm, open_epochs(w));
-  return rc;
+  return hs__rma_setup_epochs(p, rc, w->early, open_epochs);
 }
 
 static int pscw_start(hs_plan p, void *const *arrays) {
   pscw_t *w = p->impl;
-  if (!w->early) {
-    int rc = open_epochs(w);
-    if (rc != HS_OK) return rc;
-  }
+  int rc = rma_start_epochs(p, w->early, open_epochs);
+  if (rc != HS_OK) return rc;
   return hs__rma_put_all(p, w->r, arrays, 0);
 }
 

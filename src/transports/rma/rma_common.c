@@ -7,6 +7,7 @@
 #include <string.h>
 
 const char *const hs__rma_window_vals[] = {"auto", "allocate", "create", NULL};
+const char *const hs__rma_epoch_vals[] = {"early", "naive", NULL};
 
 /* Bytes of peer k that live in my window / that I move on the origin side. */
 static size_t win_bytes(const hs_peer *pe, rma_winkind kind) {
@@ -316,4 +317,10 @@ int hs__rma_group(hs_plan p, const int *peers, int n, MPI_Group *out) {
   MPI_Group_free(&all);
   if (mrc != MPI_SUCCESS) return hs__mpi_error(mrc, "MPI_Group_incl");
   return HS_OK;
+}
+
+int hs__rma_setup_epochs(hs_plan p, int rc, int early, rma_open_fn open) {
+  rc = hs__agree(p->comm, rc);
+  if (rc == HS_OK && early) rc = hs__agree(p->comm, open(p->impl));
+  return rc;
 }

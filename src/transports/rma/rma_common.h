@@ -31,6 +31,12 @@ typedef struct {
 
 extern const char *const hs__rma_window_vals[];
 /* The common option specs, for a mode whose config struct is `type` (member `common`). */
+/* The epoch option of passive and PSCW (rma_open_fn below): early (0, the default) or naive;
+ * help: what early does. */
+extern const char *const hs__rma_epoch_vals[];
+#define RMA_EPOCH_OPTION(type, help) \
+  HS_OPTION_CHOICE("epoch", "early", hs__rma_epoch_vals, type, epoch, help)
+
 #define RMA_COMMON_OPTIONS(type)                                                            \
   HS_OPTION_BOOL("dtype", "0", type, common.dtype,                                          \
                  "origin side through derived datatypes (0: pack into a staging buffer)"),  \
@@ -93,6 +99,16 @@ void hs__rma_pack_into_window(hs_plan p, rma_t *t, void *const *arrays);
 int hs__rma_get_all(hs_plan p, rma_t *t, void *const *arrays);
 /* Get-driven, after the epoch closed: unpack what went through staging, report failure flags. */
 void hs__rma_get_finish(hs_plan p, rma_t *t, void *const *arrays);
+
+/* The epochs of passive and PSCW, opened by open(p->impl) once at plan creation and again at
+ * the end of every swap (early), or at every start (naive). The end of a mode's setup, whose
+ * status so far is rc: agreed, then (early) the first epochs opened and that agreed. */
+typedef int (*rma_open_fn)(void *impl);
+int hs__rma_setup_epochs(hs_plan p, int rc, int early, rma_open_fn open);
+/* A start's epochs (naive; nothing to open when early). */
+static inline int rma_start_epochs(hs_plan p, int early, rma_open_fn open) {
+  return early ? HS_OK : open(p->impl);
+}
 
 /* Group of the given peers' ranks within p->comm (for PSCW). */
 int hs__rma_group(hs_plan p, const int *peers, int n, MPI_Group *out);

@@ -7,13 +7,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The API (libhaloswap is built with hidden visibility: exported is what is declared here). */
-#ifdef __GNUC__
-#pragma GCC visibility push(default)
+/* The API (libhaloswap is built with hidden visibility: exported is what is declared here).
+ * HS_BEGIN_DECLS ... HS_END_DECLS enclose the declarations of haloswap's headers: exported,
+ * and with C linkage from C++. */
+#if defined(__GNUC__) && defined(__cplusplus)
+#define HS_BEGIN_DECLS _Pragma("GCC visibility push(default)") extern "C" {
+#define HS_END_DECLS } _Pragma("GCC visibility pop")
+#elif defined(__GNUC__)
+#define HS_BEGIN_DECLS _Pragma("GCC visibility push(default)")
+#define HS_END_DECLS _Pragma("GCC visibility pop")
+#elif defined(__cplusplus)
+#define HS_BEGIN_DECLS extern "C" {
+#define HS_END_DECLS }
+#else
+#define HS_BEGIN_DECLS
+#define HS_END_DECLS
 #endif
-#ifdef __cplusplus
-extern "C" {
-#endif
+HS_BEGIN_DECLS
 
 /* The version's one source: CMake's project(), the pkg-config files and the Python package's
  * metadata read these three lines (tests/core/test_version.py checks every place that states
@@ -341,10 +351,5 @@ int hs_transport_options(const char *name, char *buf, size_t len);
 
 size_t hs_type_size(hs_type t);
 
-#ifdef __cplusplus
-}
-#endif
-#ifdef __GNUC__
-#pragma GCC visibility pop
-#endif
+HS_END_DECLS
 #endif

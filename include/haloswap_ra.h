@@ -36,12 +36,7 @@
 
 #include "haloswap.h"
 
-#ifdef __GNUC__
-#pragma GCC visibility push(default) /* exported, as haloswap.h */
-#endif
-#ifdef __cplusplus
-extern "C" {
-#endif
+HS_BEGIN_DECLS /* exported, as haloswap.h */
 
 #define HS_RA_MAX_ARRAYS 8
 
@@ -130,10 +125,5 @@ int hs_ra_finalize(void);
 int hs_ra_get_stats(hs_ra ra, hs_ra_stats *st);
 int hs_ra_reset_stats(hs_ra ra);
 
-#ifdef __cplusplus
-}
-#endif
-#ifdef __GNUC__
-#pragma GCC visibility pop
-#endif
+HS_END_DECLS
 #endif

@@ -7,6 +7,8 @@
 ! keep their values; the face halo (3 or 1 deep past the node's box widened to the boundary
 ! rows, over its own rows or columns) holds its owner's value; corners and every other point
 ! keep their sentinel. border and nMess are checked against the boxes too.
+! With an argument naming an error case (extent, bounds, transport, noinit), makes that mistake
+! once: the run must stop through fatal_error naming it (tests/epic/run_error.cmake).
 program test_brams_modcomm
   use mpi_f08
   use transport_loop
@@ -17,7 +19,7 @@ program test_brams_modcomm
   integer, parameter :: NNXP = 26, NNYP = 22, NZ = 5
   real, parameter :: SENTINEL = -1.0
   integer :: rank, nmachs, me, nt, t, round, bad, allbad, received, allreceived, ierr
-  character(len=64) :: names(TL_MAX)
+  character(len=64) :: names(TL_MAX), arg
   integer, allocatable :: xb(:), xe(:), yb(:), ye(:), i0(:), j0(:), mxp(:), myp(:), mzp(:)
 
   call MPI_Init()
@@ -31,6 +33,12 @@ program test_brams_modcomm
   myp = ye - yb + 3
   allocate(mzp(nmachs))
   mzp = NZ
+  call get_command_argument(1, arg)
+  if (any(arg == [character(len=64) :: 'extent', 'bounds', 'transport', 'noinit'])) then
+    call mistake(arg)
+    call MPI_Finalize()
+    stop 0 ! (the case did not stop: run_error.cmake fails it)
+  end if
   call transport_list(names, nt)
   do t = 1, nt
     if (.not. transport_begin(names(t), rank)) cycle
@@ -54,6 +62,36 @@ program test_brams_modcomm
   if (ierr /= 0) stop ierr
 
 contains
+
+  ! One error case: a call's extent other than the node's, a second call with other array
+  ! bounds, an unknown transport, commHaloAcou before initExtraComm
+  subroutine mistake(what)
+    character(len=*), intent(in) :: what
+    real, allocatable :: a(:,:,:,:), b(:,:,:)
+    integer :: m
+    if (what /= 'noinit') call initExtraComm(nmachs, me, 1, [NNXP], [NNYP], [NZ], xb, xe, &
+         yb, ye, 1, i0, j0, mxp, myp, mzp)
+    allocate(a(-2:NZ + 3, -2:mxp(me) + 3, -2:myp(me) + 3, 4), b(NZ, mxp(me), myp(me)))
+    a = 0
+    b = 0
+    m = mxp(me)
+    select case (what)
+    case ('extent')
+      m = m - 1
+    case ('bounds')
+      call commHalo(a(:, :, :, 1), a(:, :, :, 2), a(:, :, :, 3), a(:, :, :, 4), -2, NZ + 3, &
+           -2, m + 3, -2, myp(me) + 3, m, myp(me), NZ, me, nmachs, i0, j0, 'tst')
+      deallocate(a)
+      allocate(a(-1:NZ + 3, -2:mxp(me) + 3, -2:myp(me) + 3, 4))
+      a = 0
+      call commHalo(a(:, :, :, 1), a(:, :, :, 2), a(:, :, :, 3), a(:, :, :, 4), -1, NZ + 3, &
+           -2, m + 3, -2, myp(me) + 3, m, myp(me), NZ, me, nmachs, i0, j0, 'tst')
+    case ('noinit')
+      call commHaloAcou(b, mxp(me), myp(me), NZ, me, 'div')
+    end select
+    call commHalo(a(:, :, :, 1), a(:, :, :, 2), a(:, :, :, 3), a(:, :, :, 4), -2, NZ + 3, -2, &
+         m + 3, -2, myp(me) + 3, m, myp(me), NZ, me, nmachs, i0, j0, 'tst')
+  end subroutine mistake
 
   ! border (the walls each node touches) and nMess (its face neighbours) against the boxes
   integer function walls() result(nbad)

@@ -158,8 +158,11 @@ br_init_fixes() {
 # gfortran cannot read the stale module files beside the new ones.
 br_stale() {
   local dir=$1 mods f n=0
+  # (grep -c reads the whole file: grep -q would stop zcat early, and pipefail would then
+  # drop the module)
   mods=$(cd "$dir/build" && for f in *.mod; do
-           zcat "$f" 2>/dev/null | grep -qiE "'(modmessageset|modcomm)'" && echo "${f%.mod}"
+           [ "$(zcat "$f" 2>/dev/null | grep -ciE "'(modmessageset|modcomm)'")" -gt 0 ] &&
+             echo "${f%.mod}"
          done | paste -sd'|') || true # (the loop's status is its last file's)
   mods=${mods:-modmessageset}
   while IFS= read -r f; do

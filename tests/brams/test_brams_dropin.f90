@@ -13,7 +13,7 @@ program test_brams_dropin
   use transport_loop
   use ModMessageSet
   use ModNeighbourNodes, only: NeighbourNodes
-  use ModDomainDecomp, only: DomainDecomp
+  use ModDomainDecomp, only: DomainDecomp, RamsSplit
   use ModFieldSectionList, only: FieldSection, NextFieldSection
   use var_tables, only: var_tables_r
   implicit none
@@ -80,28 +80,10 @@ program test_brams_dropin
 
 contains
 
-  ! RAMS-style split of the interior points 2..NNXP-1 x 2..NNYP-1: about sqrt(n ny / nx)
-  ! slabs of rows, n / slabs blocks each (the first slabs one more), rows by blocks held.
+  ! RAMS-style split (the stand-in ModDomainDecomp's)
   subroutine split(n)
     integer, intent(in) :: n
-    integer :: nslabs, s, b, nb, k, before, nx, ny
-    nx = NNXP - 2
-    ny = NNYP - 2
-    allocate(xb(n), xe(n), yb(n), ye(n))
-    nslabs = min(n, max(1, nint(sqrt(real(n) * ny / nx))))
-    k = 0
-    before = 0
-    do s = 1, nslabs
-      nb = n / nslabs + merge(1, 0, s <= n - (n / nslabs) * nslabs)
-      do b = 1, nb
-        k = k + 1
-        yb(k) = 2 + (ny * before) / n
-        ye(k) = 1 + (ny * (before + nb)) / n
-        xb(k) = 2 + (nx * (b - 1)) / nb
-        xe(k) = 1 + (nx * b) / nb
-      end do
-      before = before + nb
-    end do
+    call RamsSplit(NNXP, NNYP, n, xb, xe, yb, ye)
   end subroutine split
 
   ! GlobalWithGhost (the boxes with one ghost point, within the domain) and the neighbours:

@@ -209,6 +209,8 @@ for args, needle in [
         (["epoch", "--list", "--input", "a.deck", "--input", "b.deck"], "one deck"),
         (["parcel-clustering", "--list", "--size", "16 16"], "'16 16'"),
         (["monc", "--list", "--steps", "5"], "--steps '5'"),
+        (["brams", "--list", "--dyncore", "rk4"], "--dyncore 'rk4'"),
+        (["epoch", "--list", "--dyncore", "rk3"], "--dyncore 'rk3'"),
         (["lare3d", "--ranks", "0", "--list"], "'0'"),
         (["lare3d"], "CHECKOUT missing"),
         (["nosuchcode", "x"], "unknown code 'nosuchcode'"),

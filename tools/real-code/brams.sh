@@ -1,7 +1,8 @@
 # BRAMS (BRAMS-MODEL/brams, BRAMS 6.0): sourced by tools/check-real-code, never run alone.
 # Per MPI library: a scratch copy of the user's checkout built with BRAMS's own
-# src/brams/mpi/ModMessageSet.f90 ("own"), and a copy of that build with haloswap's drop-in
-# (fortran/brams/ModMessageSet.f90) rebuilt over it ("drop-in"). Only the build fixes BRAMS
+# src/brams/mpi/ModMessageSet.f90 and src/brams/comm/initComm.f90 ("own"), and a copy of that
+# build with haloswap's drop-ins (fortran/brams/ModMessageSet.f90, initComm.f90) rebuilt over
+# it ("drop-in"). Only the build fixes BRAMS
 # needs here are applied to the scratch copies, each named as it is applied (docs/brams.md,
 # "Build fixes"). The case needs no input data: MAKESFC writes flat surface files, then the
 # model starts from a horizontally homogeneous state made from a sounding of ours
@@ -12,7 +13,15 @@ br_case=$HS_CHECK_ROOT/tools/real-code/brams
 br_ranks="1 2 3 4"
 br_steps=${HS_CHECK_STEPS:-20}
 br_size=${HS_CHECK_SIZE:-40 40 32}
-hs_options brams --steps --size --input
+hs_options brams --steps --size --input --dyncore
+# --dyncore: the dynamics, leapfrog (DYNCORE_FLAG=0, the default) or rk3 (DYNCORE_FLAG=2, which
+# also exchanges through ModComm: commHalo, commHaloAcou)
+br_dyn=${HS_CHECK_DYNCORE:-leapfrog}
+case $br_dyn in
+  leapfrog) br_dyncore=0 ;;
+  rk3) br_dyncore=2 ;;
+  *) hs_die "--dyncore '$br_dyn': leapfrog (DYNCORE_FLAG=0) or rk3 (DYNCORE_FLAG=2)" ;;
+esac
 # --input: the user's own settings, in case.nml's form, in place of haloswap's case
 br_nml=$(hs_input '*' | head -1)
 br_nml=${br_nml:-$br_case/case.nml}
@@ -144,28 +153,31 @@ br_init_fixes() {
 }
 
 # br_stale DIR: removes the objects of every source that defines or uses a module whose
-# module file names ModMessageSet (its types are in them), so that make rebuilds them over the
-# drop-in: BRAMS's makefiles miss some of these dependencies (build fix 4), and gfortran
-# cannot read the stale module files beside the new ones.
+# module file names ModMessageSet or ModComm (their types are in them), so that make rebuilds
+# them over the drop-ins: BRAMS's makefiles miss some of these dependencies (build fix 4), and
+# gfortran cannot read the stale module files beside the new ones.
 br_stale() {
   local dir=$1 mods f n=0
+  # (grep -c reads the whole file: grep -q would stop zcat early, and pipefail would then
+  # drop the module)
   mods=$(cd "$dir/build" && for f in *.mod; do
-           zcat "$f" 2>/dev/null | grep -qi "'modmessageset'" && echo "${f%.mod}"; done |
-         paste -sd'|')
-  [ -n "$mods" ] || return 0
+           [ "$(zcat "$f" 2>/dev/null | grep -ciE "'(modmessageset|modcomm)'")" -gt 0 ] &&
+             echo "${f%.mod}"
+         done | paste -sd'|') || true # (the loop's status is its last file's)
+  mods=${mods:-modmessageset}
   while IFS= read -r f; do
     f=$(basename "$f")
     [ -f "$dir/build/${f%.*}.o" ] || continue
     rm -f "$dir/build/${f%.*}.o"
     n=$((n + 1))
-  done < <(grep -rliE "^[[:space:]]*(use[[:space:]]*(,[[:space:]]*[a-z_]+[[:space:]]*)?(::)?[[:space:]]*|module[[:space:]]+)($mods|modmessageset)\b" \
+  done < <(grep -rliE "^[[:space:]]*(use[[:space:]]*(,[[:space:]]*[a-z_]+[[:space:]]*)?(::)?[[:space:]]*|module[[:space:]]+)($mods|modmessageset|modcomm)\b" \
              "$dir/src" --include='*.f90' --include='*.F90')
-  br_log "drop-in: the objects of $n sources that define or use a module naming ModMessageSet removed, for make to rebuild them (BRAMS's makefiles miss some of these dependencies)"
+  br_log "drop-in: the objects of $n sources that define or use a module naming ModMessageSet or ModComm removed, for make to rebuild them (BRAMS's makefiles miss some of these dependencies)"
 }
 
 # br_build_dropin OWN DIR MPI PREFIX: the own build copied, src/brams/mpi/ModMessageSet.f90
-# replaced by haloswap's, and BRAMS's make rebuilding what depends on it, with haloswap's
-# Fortran modules and libraries from PREFIX.
+# and src/brams/comm/initComm.f90 replaced by haloswap's, and BRAMS's make rebuilding what
+# depends on them, with haloswap's Fortran modules and libraries from PREFIX.
 br_build_dropin() {
   local own=$1 dir=$2 mpi=$3 prefix=$4 t0 libs
   if [ -f "$dir/.hs-stamp" ] && [ "$(cat "$dir/.hs-stamp")" = "$(br_stamp "$mpi" "$prefix")" ] &&
@@ -178,7 +190,8 @@ br_build_dropin() {
   sed -i "s|$own/|$dir/|g" "$dir/build/Makefile" "$dir/build/Make_utils"
   rm -f "$dir/build/brams-6.0" "$dir/.hs-stamp"
   cp "$prefix/share/haloswap/brams/ModMessageSet.f90" "$dir/src/brams/mpi/ModMessageSet.f90"
-  touch "$dir/src/brams/mpi/ModMessageSet.f90"
+  cp "$prefix/share/haloswap/brams/initComm.f90" "$dir/src/brams/comm/initComm.f90"
+  touch "$dir/src/brams/mpi/ModMessageSet.f90" "$dir/src/brams/comm/initComm.f90"
   br_stale "$dir"
   # haloswap's Fortran modules on every compile line (BRAMS compiles ModMessageSet.f90 with
   # its bare compiler command), its libraries on the link line (MPI_LIB, empty in BRAMS)
@@ -189,7 +202,7 @@ br_build_dropin() {
   libs=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
   printf 'cd %q && PATH=%q:$PATH make MPI_LIB=%q\n' "$dir/build" "$dir/hs-bin" "$libs" \
     >"$dir/hs-rebuild.sh"
-  br_log "haloswap's drop-in ($mpi): src/brams/mpi/ModMessageSet.f90 replaced; make rebuilds what uses it (log $dir/build.log)"
+  br_log "haloswap's drop-in ($mpi): src/brams/mpi/ModMessageSet.f90 and src/brams/comm/initComm.f90 replaced; make rebuilds what uses them (log $dir/build.log)"
   : >"$dir/build.log"
   br_make "$dir" "MPI_LIB=$libs" && [ -x "$dir/build/brams-6.0" ] ||
     { tail -30 "$dir/build.log" >&2; hs_die "the drop-in build failed ($dir/build.log)"; }
@@ -201,7 +214,7 @@ br_build_dropin() {
 # br_namelists DIR RUNTYPE: RAMSIN (basic) and RAMSIN_ADVANCED of the case in DIR, from the
 # user's own namelists with haloswap's settings (case.nml; ramsin.py).
 br_namelists() {
-  local dir=$1 rt=$2 dyn=${br_dyncore:-0} dt
+  local dir=$1 rt=$2 dyn=$br_dyncore dt
   dt=$(sed -n "s/^MODEL_GRIDS DTLONG = \([0-9.]*\).*/\1/p" "$br_nml")
   python3 "$br_case/ramsin.py" "$HS_CHECK_SRC/namelists/RAMSIN_ADVANCED" "$dir/RAMSIN_ADVANCED" \
     "$br_nml" "DYNCORE_FLAG=$dyn" >/dev/null &&
@@ -272,14 +285,14 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     nt=$(hs_count $ts)
     echo "$mpi: BRAMS's own module and $nt transports: $ts"
     hs_list_build "BRAMS's own module ($mpi)" 2400
-    hs_list_build "haloswap's drop-in ($mpi, rebuilds what uses ModMessageSet)" 900
+    hs_list_build "haloswap's drop-in ($mpi, rebuilds what uses ModMessageSet and ModComm)" 1200
     [ "$HS_CHECK_MODE" = build ] && continue
-    hs_list_runs "$(br_label leapfrog)" "${HS_CHECK_RANKS:-$br_ranks}" $((nt + 1)) 20
+    hs_list_runs "$(br_label "$br_dyn")" "${HS_CHECK_RANKS:-$br_ranks}" $((nt + 1)) 20
   done
   hs_list_end "measured on a loaded 2-core machine: the own build ~40 min, a run 5-20 s"
 fi
 
-for f in src/brams/mpi/ModMessageSet.f90 build/configure namelists/RAMSIN_BASIC \
+for f in src/brams/mpi/ModMessageSet.f90 src/brams/comm/initComm.f90 build/configure namelists/RAMSIN_BASIC \
          namelists/RAMSIN_ADVANCED src/brams/init/rhhi.f90; do
   [ -f "$HS_CHECK_SRC/$f" ] || hs_die "$HS_CHECK_SRC/$f missing (a BRAMS checkout, BRAMS-MODEL/brams: docs/brams.md)"
 done
@@ -297,7 +310,7 @@ for mpi in $HS_CHECK_MPIS; do
   [ "$HS_CHECK_MODE" = build ] && continue
   # shellcheck disable=SC2046
   hs_say_env "$mpi" $(br_launch_env "$mpi")
-  name=$(br_label leapfrog)
+  name=$(br_label "$br_dyn")
   for n in ${HS_CHECK_RANKS:-$br_ranks}; do
     if ! br_run "$work/runs/own-$n" "$work/own/build/brams-6.0" "$mpi" "$n"; then
       hs_table_row "$name" "$n" own "$mpi" FAILED "see $work/runs/own-$n/run.log"

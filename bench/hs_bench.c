@@ -14,6 +14,7 @@
  *
  * Usage: hs_bench [options]   (hs_bench --help lists them) */
 #define _GNU_SOURCE
+#include "bench_memory.h"
 #include "haloswap.h"
 #include "monc_ref.h"
 #ifdef HS_BENCH_PETSC
@@ -1048,10 +1049,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
     ghex_ref_free(M[i].gref);
 #endif
   }
-  for (int f = 0; f < nf; f++) {
-    if (use_hs) hs_free(d, data[f]);
-    else free(data[f]);
-  }
+  for (int f = 0; f < nf; f++) bench_field_free(d, use_hs, data[f]);
   free(M);
   free(data);
   free(fl);

@@ -15,6 +15,7 @@
  * Usage: hs_fields_bench [--local x,y,z] [--fields F] [--depth D] [--swaps N] [--reps R]
  *                        [--alloc hs|malloc] [--stat median|min] [--transport SPEC]... [--quiet]
  *                        [--orders] */
+#include "bench_memory.h"
 #include "haloswap.h"
 
 #include <stdint.h>
@@ -232,10 +233,7 @@ int main(int argc, char **argv) {
              med[1] / med[0], med[2], med[3], med[2] / med[3]);
     for (int k = 0; k < 4; k++) hs_plan_free(&b.p[k]);
   }
-  for (int f = 0; f < nf; f++) {
-    if (use_hs) hs_free(d, data[f]);
-    else free(data[f]);
-  }
+  for (int f = 0; f < nf; f++) bench_field_free(d, use_hs, data[f]);
   free(data);
   free(all);
   free(mixed);

@@ -171,10 +171,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   osu_opts o;
-  const char *err = NULL;
-  if (osu_parse(&o, argc, argv, &err) || size != 2) {
-    if (rank == 0)
-      fprintf(stderr, "hs_osu: %s\n", size != 2 ? "needs exactly 2 ranks (mpiexec -n 2)" : err);
+  if (osu_setup(&o, argc, argv, rank, size, "hs_osu", "needs exactly 2 ranks (mpiexec -n 2)")) {
     MPI_Finalize();
     return 2;
   }

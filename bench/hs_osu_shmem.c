@@ -55,10 +55,7 @@ int main(int argc, char **argv) {
   shmem_init();
   int me = shmem_my_pe(), npes = shmem_n_pes();
   osu_opts o;
-  const char *err = NULL;
-  if (osu_parse(&o, argc, argv, &err) || npes != 2) {
-    if (me == 0)
-      fprintf(stderr, "hs_osu_shmem: %s\n", npes != 2 ? "needs exactly 2 PEs" : err);
+  if (osu_setup(&o, argc, argv, me, npes, "hs_osu_shmem", "needs exactly 2 PEs")) {
     shmem_finalize();
     return 2;
   }

@@ -194,27 +194,31 @@ monc_ref *monc_ref_create(MPI_Comm cart, int nf, void *const *data, size_t elem,
   return m;
 }
 
+/* The receives (recv) or the sends of every neighbour's non-empty buffers, its face's then its
+ * corners'. */
+static void post(monc_ref *m, int recv) {
+  for (int i = 0; i < m->nnb; i++) {
+    nbr *b = &m->nb[i];
+    const boxlist *lists[2] = {recv ? &b->rface : &b->sface, recv ? &b->rcorner : &b->scorner};
+    char *bufs[2] = {recv ? b->rfbuf : b->sfbuf, recv ? b->rcbuf : b->scbuf};
+    for (int k = 0; k < 2; k++) {
+      if (!lists[k]->bytes) continue;
+      int bytes = (int)lists[k]->bytes;
+      if (recv) MPI_Irecv(bufs[k], bytes, MPI_BYTE, b->rank, 0, m->comm, &m->rq[m->nr++]);
+      else MPI_Isend(bufs[k], bytes, MPI_BYTE, b->rank, 0, m->comm, &m->sq[m->ns++]);
+    }
+  }
+}
+
 void monc_ref_swap(monc_ref *m) {
   /* initiate_nonblocking_halo_swap */
   m->nr = m->ns = 0;
-  for (int i = 0; i < m->nnb; i++) {
-    nbr *b = &m->nb[i];
-    if (b->rface.bytes)
-      MPI_Irecv(b->rfbuf, (int)b->rface.bytes, MPI_BYTE, b->rank, 0, m->comm, &m->rq[m->nr++]);
-    if (b->rcorner.bytes)
-      MPI_Irecv(b->rcbuf, (int)b->rcorner.bytes, MPI_BYTE, b->rank, 0, m->comm, &m->rq[m->nr++]);
-  }
+  post(m, 1);
   for (int i = 0; i < m->nnb; i++) {
     pack(m, &m->nb[i].sface, m->nb[i].sfbuf);
     pack(m, &m->nb[i].scorner, m->nb[i].scbuf);
   }
-  for (int i = 0; i < m->nnb; i++) {
-    nbr *b = &m->nb[i];
-    if (b->sface.bytes)
-      MPI_Isend(b->sfbuf, (int)b->sface.bytes, MPI_BYTE, b->rank, 0, m->comm, &m->sq[m->ns++]);
-    if (b->scorner.bytes)
-      MPI_Isend(b->scbuf, (int)b->scorner.bytes, MPI_BYTE, b->rank, 0, m->comm, &m->sq[m->ns++]);
-  }
+  post(m, 0);
   /* complete_nonblocking_halo_swap: local copy, wait, unpack, wait for the sends */
   for (int i = 0; i < m->lsrc.n; i++) {
     const box *s = &m->lsrc.b[i], *r = &m->ldst.b[i];

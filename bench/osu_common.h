@@ -136,4 +136,14 @@ static inline void osu_json(FILE *f, int *first, const osu_rec *r, const char *l
   *first = 0;
 }
 
+/* The options of argv for a run on nprocs processes. Nonzero when they are wrong or nprocs is
+ * not 2, said by the process whose me is 0 (prog: the program's name, need: what it needs). */
+static inline int osu_setup(osu_opts *o, int argc, char **argv, int me, int nprocs,
+                            const char *prog, const char *need) {
+  const char *err = NULL;
+  if (!osu_parse(o, argc, argv, &err) && nprocs == 2) return 0;
+  if (me == 0) fprintf(stderr, "%s: %s\n", prog, nprocs != 2 ? need : err);
+  return 1;
+}
+
 #endif

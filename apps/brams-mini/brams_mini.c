@@ -44,19 +44,11 @@ static void usage(void) {
       "Usage: brams-mini [options]\n"
       "The ghost-zone exchange of a BRAMS long timestep (posted after the physics, completed\n"
       "before the diffusion) on every haloswap transport.\n"
-      "  --transport SPEC   transport, e.g. p2p or \"rma-fence:drive=get\"; repeat to run several\n"
-      "                     in turn; \"all\" = every other transport usable here (default p2p)\n"
+      APP_USAGE_TRANSPORT
       "  --global NX,NY,NZ  horizontal points and vertical levels (default 100,100,32)\n"
       "  --fields N         fields exchanged (default 20, at least 3: u, v, w, scalars)\n"
       "  --steps N          timesteps (default 1440 = 24 h; the first is not timed when N > 1)\n"
-      "  --px N, --py N     ranks along x and y (default 0: chosen by MPI_Dims_create)\n"
-      "  --alloc KIND       memory of the fields: shared (hs_alloc, default: the shm transport\n"
-      "                     copies straight from a neighbour's field) or malloc\n"
-      "  --json FILE        write checksums and timings as JSON\n"
-      "  --verbose          describe the plan\n"
-      "  --help             this text\n"
-      "Prints one 'checksum FIELD HEX' line per field (sum of the 64-bit patterns of the\n"
-      "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
+      APP_USAGE_COMMON);
 }
 
 static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
@@ -231,7 +223,8 @@ static void horizontal_and_update(state *S) {
   for_columns(S, update_column);
 }
 
-static void field_name(int m, char *buf, size_t len) {
+static void field_name(const void *ctx, int m, char *buf, size_t len) {
+  (void)ctx;
   static const char *base[3] = {"u", "v", "w"};
   if (m < 3)
     snprintf(buf, len, "%s", base[m]);
@@ -344,36 +337,16 @@ int main(int argc, char **argv) {
     app_timing_summary ts;
     app_timing_summarise(MPI_COMM_WORLD, &tm, &ts);
     if (a.rank == 0) {
-      printf("run transport=%s\n", spec);
-      for (int m = 0; m < nf; m++) {
-        char nm[32];
-        field_name(m, nm, sizeof nm);
-        printf("checksum %s %016llX\n", nm, (unsigned long long)gsums[m]);
-      }
+      app_print_checksums(spec, nf, gsums, field_name, NULL);
       printf("setup %s: plan created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (a.js) {
-        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(a.js, spec);
-        fprintf(a.js, ", \"setup_s\": %.6e, \"checksums\": {", tsetup);
-        for (int m = 0; m < nf; m++) {
-          char nm[32];
-          field_name(m, nm, sizeof nm);
-          fprintf(a.js, "%s\"%s\": \"%016llX\"", m ? ", " : "", nm, (unsigned long long)gsums[m]);
-        }
-        fprintf(a.js, "},\n   ");
-        app_timing_json(a.js, &tm, &ts);
-        fprintf(a.js, "}");
-      }
+      app_json_run(a.js, r == 0, spec, "", tsetup, nf, gsums, field_name, NULL, &tm, &ts);
       fflush(stdout);
     }
     hs_plan_free(&plan);
     state_free(&S);
   }
-  if (a.js) {
-    fprintf(a.js, "\n ]}\n");
-    fclose(a.js);
-  }
+  app_json_close(&a);
   free(fl);
   free(sums);
   free(gsums);

@@ -370,3 +370,37 @@ double app_init_value(long gi, long gj, long k, long fid) {
   for (int r = 0; r < 3; r++) x = (48271 * x + 11) % 2147483647;
   return (double)x / 2147483647.0;
 }
+
+void app_print_checksums(const char *spec, int nf, const uint64_t *sums, app_field_name_fn name,
+                         const void *ctx) {
+  printf("run transport=%s\n", spec);
+  for (int f = 0; f < nf; f++) {
+    char nm[32];
+    name(ctx, f, nm, sizeof nm);
+    printf("checksum %s %016llX\n", nm, (unsigned long long)sums[f]);
+  }
+}
+
+void app_json_run(FILE *js, int first, const char *spec, const char *extra, double setup_s,
+                  int nf, const uint64_t *sums, app_field_name_fn name, const void *ctx,
+                  const app_timing *tm, const app_timing_summary *ts) {
+  if (!js) return;
+  fprintf(js, "%s\n  {\"transport\": ", first ? "" : ",");
+  app_json_string(js, spec);
+  fprintf(js, ", %s\"setup_s\": %.6e, \"checksums\": {", extra, setup_s);
+  for (int f = 0; f < nf; f++) {
+    char nm[32];
+    name(ctx, f, nm, sizeof nm);
+    fprintf(js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)sums[f]);
+  }
+  fprintf(js, "},\n   ");
+  app_timing_json(js, tm, ts);
+  fprintf(js, "}");
+}
+
+void app_json_close(app_ctx *a) {
+  if (!a->js) return;
+  fprintf(a->js, "\n ]}\n");
+  fclose(a->js);
+  a->js = NULL;
+}

@@ -133,9 +133,37 @@ hs_decomp app_decomp(app_ctx *a, const int global[3], const int procs[2], int pe
 double *app_array(app_ctx *a, hs_decomp d, int shared, size_t n);
 void app_array_free(hs_decomp d, int shared, double *x);
 
+/* The --help lines of the options app_common_option parses for the halo-swap apps of one
+ * pattern (brams-mini, monc-mini; docs/mini-apps.md), and of their checksum lines. */
+#define APP_USAGE_TRANSPORT                                                                    \
+  "  --transport SPEC   transport, e.g. p2p or \"rma-fence:drive=get\"; repeat to run several\n"  \
+  "                     in turn; \"all\" = every other transport usable here (default p2p)\n"
+#define APP_USAGE_COMMON                                                                       \
+  "  --px N, --py N     ranks along x and y (default 0: chosen by MPI_Dims_create)\n"          \
+  "  --alloc KIND       memory of the swapped fields: shared (hs_alloc, default: the shm\n"    \
+  "                     transport copies straight from a neighbour's field) or malloc\n"      \
+  "  --json FILE        write checksums and timings as JSON\n"                                \
+  "  --verbose          describe the plans\n"                                                 \
+  "  --help             this text\n"                                                          \
+  "Prints one 'checksum FIELD HEX' line per field (sum of the 64-bit patterns of the\n"       \
+  "interior values modulo 2^64) and per-timestep timings (max over ranks).\n"
+
 /* Rank 0 opens the JSON file (so a bad path fails at start, on every rank). */
 FILE *app_json_open(app_ctx *a, const char *path);
 
 void app_json_string(FILE *f, const char *s);
+
+/* A run's checksums (sums, the reduced app_checksum_add of each of nf fields, named by name):
+ * "run transport=SPEC" and a "checksum NAME HEX" line per field on stdout, and their JSON
+ * entry in the "runs" array of js (if any; first: the array's first entry). extra: JSON
+ * members before "setup_s" ("" or "\"key\": value, "); setup_s: the plan creation's seconds. */
+typedef void (*app_field_name_fn)(const void *ctx, int f, char *buf, size_t len);
+void app_print_checksums(const char *spec, int nf, const uint64_t *sums, app_field_name_fn name,
+                         const void *ctx);
+void app_json_run(FILE *js, int first, const char *spec, const char *extra, double setup_s,
+                  int nf, const uint64_t *sums, app_field_name_fn name, const void *ctx,
+                  const app_timing *tm, const app_timing_summary *ts);
+/* Ends a->js's "runs" array and object, and closes it (if open). */
+void app_json_close(app_ctx *a);
 
 #endif

@@ -56,21 +56,13 @@ static void usage(void) {
       "Usage: monc-mini [options]\n"
       "The halo-swap pattern of a MONC timestep (prognostic swap, overlapped coefficient swap,\n"
       "iterative pressure solve with one swap per iteration) on every haloswap transport.\n"
-      "  --transport SPEC   transport, e.g. p2p or \"rma-fence:drive=get\"; repeat to run several\n"
-      "                     in turn; \"all\" = every other transport usable here (default p2p)\n"
+      APP_USAGE_TRANSPORT
       "  --local NX,NY,NZ   interior points per rank (default 16,16,256); global = local x ranks\n"
       "  --global NX,NY,NZ  global grid instead (split as MONC does: first ranks get one more)\n"
       "  --nq N             moisture fields (default 11: 2*(4+N) = 30 swapped fields)\n"
       "  --steps N          timesteps (default 10; the first is not timed when N > 1)\n"
       "  --iters N          Jacobi iterations of the pressure solve per step (default 8)\n"
-      "  --px N, --py N     ranks along x and y (default 0: chosen by MPI_Dims_create)\n"
-      "  --alloc KIND       memory of the swapped fields: shared (hs_alloc, default: the shm\n"
-      "                     transport copies straight from a neighbour's field) or malloc\n"
-      "  --json FILE        write checksums and timings as JSON\n"
-      "  --verbose          describe the plans\n"
-      "  --help             this text\n"
-      "Prints one 'checksum FIELD HEX' line per field (sum of the 64-bit patterns of the\n"
-      "interior values modulo 2^64) and per-timestep timings (max over ranks).\n");
+      APP_USAGE_COMMON);
 }
 
 static int own_option(app_ctx *a, void *opts, const char *k, const char *v) {
@@ -354,7 +346,8 @@ static int run_step(state *S, plans *P, app_timing *tm, MPI_Comm comm, double *d
   return HS_OK;
 }
 
-static void field_name(const state *S, int f, char *buf, size_t len) {
+static void field_name(const void *ctx, int f, char *buf, size_t len) {
+  const state *S = ctx;
   static const char *base[4] = {"u", "v", "w", "th"};
   if (f == 2 * S->nprog) {
     snprintf(buf, len, "p");
@@ -508,37 +501,19 @@ int main(int argc, char **argv) {
     app_timing_summary ts;
     app_timing_summarise(MPI_COMM_WORLD, &tm, &ts);
     if (a.rank == 0) {
-      printf("run transport=%s\n", spec);
-      for (int f = 0; f < nf; f++) {
-        char nm[32];
-        field_name(&S, f, nm, sizeof nm);
-        printf("checksum %s %016llX\n", nm, (unsigned long long)gsums[f]);
-      }
+      app_print_checksums(spec, nf, gsums, field_name, &S);
       printf("divmax %.17g\n", divmax);
       printf("setup %s: plans created in %.3e s (max over ranks)\n", spec, tsetup);
       app_timing_print(stdout, spec, &tm, &ts);
-      if (a.js) {
-        fprintf(a.js, "%s\n  {\"transport\": ", r ? "," : "");
-        app_json_string(a.js, spec);
-        fprintf(a.js, ", \"divmax\": %.17g, \"setup_s\": %.6e, \"checksums\": {", divmax, tsetup);
-        for (int f = 0; f < nf; f++) {
-          char nm[32];
-          field_name(&S, f, nm, sizeof nm);
-          fprintf(a.js, "%s\"%s\": \"%016llX\"", f ? ", " : "", nm, (unsigned long long)gsums[f]);
-        }
-        fprintf(a.js, "},\n   ");
-        app_timing_json(a.js, &tm, &ts);
-        fprintf(a.js, "}");
-      }
+      char extra[64];
+      snprintf(extra, sizeof extra, "\"divmax\": %.17g, ", divmax);
+      app_json_run(a.js, r == 0, spec, extra, tsetup, nf, gsums, field_name, &S, &tm, &ts);
       fflush(stdout);
     }
     free_plans(&P);
     state_free(&S);
   }
-  if (a.js) {
-    fprintf(a.js, "\n ]}\n");
-    fclose(a.js);
-  }
+  app_json_close(&a);
   free(sums);
   free(gsums);
   hs_decomp_free(&d);

@@ -269,21 +269,23 @@ typedef struct {
   int *orig;
 } cands;
 
+/* old reallocated to cap elements of size bytes, or old itself (and *fail set) when out of
+ * memory. */
+static void *grow(void *old, int cap, size_t size, int *fail) {
+  void *p = realloc(old, (size_t)cap * size);
+  if (p) return p;
+  *fail = 1;
+  return old;
+}
+
 static int cand_push(cands *c, double x, double y, double z, int orig) {
   if (c->n == c->cap) {
-    int cap = c->cap ? 2 * c->cap : 1024;
-    double *nx = realloc(c->x, (size_t)cap * sizeof(double));
-    if (!nx) return -1;
-    c->x = nx;
-    double *ny = realloc(c->y, (size_t)cap * sizeof(double));
-    if (!ny) return -1;
-    c->y = ny;
-    double *nz = realloc(c->z, (size_t)cap * sizeof(double));
-    if (!nz) return -1;
-    c->z = nz;
-    int *no = realloc(c->orig, (size_t)cap * sizeof(int));
-    if (!no) return -1;
-    c->orig = no;
+    int cap = c->cap ? 2 * c->cap : 1024, fail = 0;
+    c->x = grow(c->x, cap, sizeof *c->x, &fail);
+    c->y = grow(c->y, cap, sizeof *c->y, &fail);
+    c->z = grow(c->z, cap, sizeof *c->z, &fail);
+    c->orig = grow(c->orig, cap, sizeof *c->orig, &fail);
+    if (fail) return -1;
     c->cap = cap;
   }
   c->x[c->n] = x;

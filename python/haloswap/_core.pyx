@@ -577,6 +577,17 @@ cdef class PlanCore:
             self._end(rc, which, call)
         return 0
 
+    cdef int _complete(self, int which, call) except -1:
+        """Completes the forward swap (1) or the reverse exchange (2) in flight."""
+        cdef int rc
+        with nogil:
+            if which == 1:
+                rc = hs_swap_complete(self.p, self._ptrs())
+            else:
+                rc = hs_reverse_complete(self.p, self._ptrs())
+        self._end(rc, which, call)
+        return 0
+
     def start(self, list arrays=None, fault=None):
         self._start(1, 0, arrays, fault, None)
 
@@ -588,26 +599,17 @@ cdef class PlanCore:
         return bool(done)
 
     def complete(self):
-        cdef int rc
-        with nogil:
-            rc = hs_swap_complete(self.p, self._ptrs())
-        self._end(rc, 1, None)
+        self._complete(1, None)
 
     def reverse_start(self, int op, list arrays=None, fault=None):
         self._start(2, op, arrays, fault, None)
 
     def reverse_complete(self):
-        cdef int rc
-        with nogil:
-            rc = hs_reverse_complete(self.p, self._ptrs())
-        self._end(rc, 2, None)
+        self._complete(2, None)
 
     def reverse(self, int op, list arrays=None, fault=None):
-        cdef int rc
         self._start(2, op, arrays, fault, "Plan.reverse")
-        with nogil:
-            rc = hs_reverse_complete(self.p, self._ptrs())
-        self._end(rc, 2, "Plan.reverse")
+        self._complete(2, "Plan.reverse")
 
     def accumulate_fill(self, int op, list arrays=None, fault=None):
         cdef int rc

@@ -75,36 +75,17 @@ subroutine badinput_fortran(fcomm) bind(c, name="badinput_fortran")
   call complete_nonblocking_halo_swap(hs, ierr)
   call check(ierr, HALOSWAP_ERR_STATE, "no swap was started")
 
-  call begin("Fortran: source_data of the wrong shape")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(wrong)])
-  call check(ierr, HALOSWAP_ERR_ARG, "source_data(1) has shape")
-
-  call begin("Fortran: source_data of the wrong bounds (same size, x and y extents swapped)")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(flat)])
-  call check(ierr, HALOSWAP_ERR_ARG, "was registered with shape")
-
-  call begin("Fortran: source_data of the wrong kind")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(a32)])
-  call check(ierr, HALOSWAP_ERR_ARG, "is real(c_float) but field 1 was registered as real(c_double)")
-
-  call begin("Fortran: source_data of the wrong rank")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(a2)])
-  call check(ierr, HALOSWAP_ERR_ARG, "has rank 2 but field 1 was registered with rank 3")
-
-  call begin("Fortran: source_data not contiguous")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(big(:, 1::2, :))])
-  call check(ierr, HALOSWAP_ERR_ARG, "source_data(1) is not contiguous")
-
-  call begin("Fortran: source_data with the wrong number of fields")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, &
-       source_data=[haloswap_field(src), haloswap_field(other)])
-  call check(ierr, HALOSWAP_ERR_ARG, "source_data has 2 fields but the plan has 1")
+  call bad_source("of the wrong shape", [haloswap_field(wrong)], "source_data(1) has shape")
+  call bad_source("of the wrong bounds (same size, x and y extents swapped)", &
+       [haloswap_field(flat)], "was registered with shape")
+  call bad_source("of the wrong kind", [haloswap_field(a32)], &
+       "is real(c_float) but field 1 was registered as real(c_double)")
+  call bad_source("of the wrong rank", [haloswap_field(a2)], &
+       "has rank 2 but field 1 was registered with rank 3")
+  call bad_source("not contiguous", [haloswap_field(big(:, 1::2, :))], &
+       "source_data(1) is not contiguous")
+  call bad_source("with the wrong number of fields", [haloswap_field(src), haloswap_field(other)], &
+       "source_data has 2 fields but the plan has 1")
 
   ! One rank wrong in a swap while the others swap correctly (issue 28): every rank returns
   ! that rank's error in this very swap, and none is left waiting (tests/faults for C).
@@ -136,24 +117,15 @@ subroutine badinput_fortran(fcomm) bind(c, name="badinput_fortran")
   ! arrays initiate had (no neighbour waits) and the state fails (this segfaulted inside
   ! complete before the checks).
   call begin("Fortran: complete with source_data of the wrong shape")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
-  if (ierr /= HALOSWAP_OK) error stop "badinput_fortran: valid initiate refused"
-  call complete_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(wrong)])
+  call initiate_then_complete([haloswap_field(wrong)])
   call check_only(ierr, HALOSWAP_ERR_ARG, "source_data(1) has shape", &
        all(wrong == S) .and. all(a == S))
   call begin("Fortran: complete with a different array than initiate")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
-  if (ierr /= HALOSWAP_OK) error stop "badinput_fortran: valid initiate refused"
-  call complete_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(other)])
+  call initiate_then_complete([haloswap_field(other)])
   call check_only(ierr, HALOSWAP_ERR_ARG, "is not the array given to initiate", &
        all(other == S) .and. all(a == S))
   call begin("Fortran: complete without the source_data initiate had")
-  call fresh()
-  call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
-  if (ierr /= HALOSWAP_OK) error stop "badinput_fortran: valid initiate refused"
-  call complete_nonblocking_halo_swap(hs, ierr)
+  call initiate_then_complete()
   call check_only(ierr, HALOSWAP_ERR_ARG, "give complete the same source_data", all(a == S))
 
   call finalise_halo_communication(hs, ierr)
@@ -168,6 +140,25 @@ contains
     call init_halo_communication(hs, dec, [haloswap_field(a)], h, .true., e)
     if (e /= HALOSWAP_OK) error stop "badinput_fortran: valid plan refused"
   end subroutine fresh
+
+  ! A fresh halo state initiated with the per-swap arrays fields: refused with needle.
+  subroutine bad_source(what, fields, needle)
+    character(len=*), intent(in) :: what, needle
+    type(haloswap_field), intent(in) :: fields(:)
+    call begin("Fortran: source_data " // what)
+    call fresh()
+    call initiate_nonblocking_halo_swap(hs, ierr, source_data=fields)
+    call check(ierr, HALOSWAP_ERR_ARG, needle)
+  end subroutine bad_source
+
+  ! A fresh halo state, a valid initiate with src, then complete with fields (or none).
+  subroutine initiate_then_complete(fields)
+    type(haloswap_field), intent(in), optional :: fields(:)
+    call fresh()
+    call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
+    if (ierr /= HALOSWAP_OK) error stop "badinput_fortran: valid initiate refused"
+    call complete_nonblocking_halo_swap(hs, ierr, source_data=fields)
+  end subroutine initiate_then_complete
 
   subroutine begin(name)
     character(len=*), intent(in) :: name

@@ -15,19 +15,11 @@ import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tally import Tally, run_in  # noqa: E402
+from tally import ToolCheck  # noqa: E402
 import tempfile
 
-src = os.path.abspath(sys.argv[1])
-tool = os.path.join(src, "tools", "check-peer-bench")
-tally = Tally()
-expect, problems = tally.expect, tally.problems
-
-
-def run(args, env_extra=None, shell=False):
-    return run_in(src, args, env_extra, shell)
-
-
+tally = ToolCheck("check-peer-bench", sys.argv[1])
+src, tool, run, expect, problems = tally.src, tally.tool, tally.run, tally.expect, tally.problems
 
 
 doc = open(os.path.join(src, "docs", "benchmarks.md"), encoding="utf-8").read()

@@ -21,19 +21,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tally import Tally, run_in  # noqa: E402
+from tally import ToolCheck  # noqa: E402
 import tempfile
 
-src = os.path.abspath(sys.argv[1])
-tool = os.path.join(src, "tools", "check-real-code")
-tally = Tally()
-expect, problems = tally.expect, tally.problems
-
-
-def run(args, env_extra=None, shell=False):
-    return run_in(src, args, env_extra, shell)
-
-
+tally = ToolCheck("check-real-code", sys.argv[1])
+src, tool, run, expect, problems = tally.src, tally.tool, tally.run, tally.expect, tally.problems
 
 
 # --help against docs/real-codes.md's option table

@@ -20,3 +20,15 @@ def run_in(src, args, env_extra=None, shell=False, timeout=120):
     r = subprocess.run(args, cwd=src, env=env, shell=shell, capture_output=True, text=True,
                        timeout=timeout)
     return r.returncode, r.stdout, r.stderr
+
+
+class ToolCheck(Tally):
+    """A tally of the checks of tools/NAME in the source tree src, which run runs in."""
+
+    def __init__(self, name, src):
+        super().__init__()
+        self.src = os.path.abspath(src)
+        self.tool = os.path.join(self.src, "tools", name)
+
+    def run(self, args, env_extra=None, shell=False):
+        return run_in(self.src, args, env_extra, shell)

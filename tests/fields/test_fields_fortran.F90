@@ -103,7 +103,7 @@ contains
     integer(4), allocatable :: cnt2(:,:,:)
     integer(8), allocatable :: cnt82(:,:,:)
     type(haloswap_gfield) :: g(6)
-    integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy
+    integer :: ox, oy, lx, ly, i, j, k, c, a, want, wx, wy, sx, nxo, sy, nyo
     real(8) :: t0
     logical :: own, wr, done
     nbad = 0
@@ -119,12 +119,7 @@ contains
     allocate(q(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1), b(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1))
     allocate(cnt(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1), cnt8(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1))
     allocate(vort(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+1, 3), surf(oy-1:oy+ly+1, ox-1:ox+lx+1))
-    f(1) = haloswap_gfield(q, [1, 1, 1])
-    f(2) = haloswap_gfield(b, [1, 1, 1])
-    f(3) = haloswap_gfield(cnt, [1, 1, 1])
-    f(4) = haloswap_gfield(cnt8, [1, 1, 1])
-    f(5) = haloswap_gfield(vort, [1, 1, 1, 0])
-    f(6) = haloswap_gfield(surf, [1, 1])
+    f = epic_fields(q, b, cnt, cnt8, vort, surf)
     do i = 1, 6
       do a = 1, 2
         call haloswap_field_set_depth(f(i), a, 1, 2)
@@ -179,13 +174,7 @@ contains
     ! reverse (sum): owned 0, every halo copy 1 -> each owned point counts its copies
     cnt = -5
     surf = 0
-    do i = ox - 1, ox + lx + 1
-      do j = oy - 1, oy + ly + 1
-        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
-        surf(j, i) = merge(0d0, 1d0, own)
-        cnt(0:nz-1, j, i) = merge(0, 1, own)
-      end do
-    end do
+    call mark_copies(ox, oy, lx, ly, nz, cnt, surf)
     q = 0; b = 0; cnt8 = 0; vort = 0
     call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr)
     if (ierr /= HALOSWAP_OK) nbad = nbad + 1
@@ -201,20 +190,14 @@ contains
     if (any(cnt(-1, :, :) /= -5) .or. any(cnt(nz, :, :) /= -5)) nbad = nbad + 1
     ! accumulate-then-fill: every point (z interior) ends with its owner's count
     cnt = -5
-    do i = ox - 1, ox + lx + 1
-      do j = oy - 1, oy + ly + 1
-        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
-        cnt(0:nz-1, j, i) = merge(0, 1, own)
-      end do
-    end do
+    call mark_copies(ox, oy, lx, ly, nz, cnt)
     call haloswap_accumulate_fill(hs, HALOSWAP_OP_SUM, ierr)
     if (ierr /= HALOSWAP_OK) nbad = nbad + 1
     do i = ox - 1, ox + lx + 1
       do j = oy - 1, oy + ly + 1
-        want = copies(modulo(i, gx) - owner_start(modulo(i, gx), gx, haloswap_procs(d, 1)), &
-             owner_len(modulo(i, gx), gx, haloswap_procs(d, 1)), 1, 2, 0) * &
-             copies(modulo(j, gy) - owner_start(modulo(j, gy), gy, haloswap_procs(d, 2)), &
-             owner_len(modulo(j, gy), gy, haloswap_procs(d, 2)), 1, 2, 0) - 1
+        call owner_range(modulo(i, gx), gx, haloswap_procs(d, 1), sx, nxo)
+        call owner_range(modulo(j, gy), gy, haloswap_procs(d, 2), sy, nyo)
+        want = copies(modulo(i, gx) - sx, nxo, 1, 2, 0) * copies(modulo(j, gy) - sy, nyo, 1, 2, 0) - 1
         if (any(cnt(0:nz-1, j, i) /= want)) nbad = nbad + 1
       end do
     end do
@@ -224,20 +207,9 @@ contains
     allocate(cnt82, mold=cnt8); allocate(vort2, mold=vort); allocate(surf2, mold=surf)
     allocate(qbad(-1:nz, oy-1:oy+ly+1, ox-1:ox+lx+2))
     q2 = 0; b2 = 0; cnt82 = 0; vort2 = 0; cnt2 = -5; surf2 = 0; qbad = 0
-    do i = ox - 1, ox + lx + 1
-      do j = oy - 1, oy + ly + 1
-        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
-        surf2(j, i) = merge(0d0, 1d0, own)
-        cnt2(0:nz-1, j, i) = merge(0, 1, own)
-      end do
-    end do
+    call mark_copies(ox, oy, lx, ly, nz, cnt2, surf2)
     cnt = -9
-    g(1) = haloswap_gfield(q2, [1, 1, 1])
-    g(2) = haloswap_gfield(b2, [1, 1, 1])
-    g(3) = haloswap_gfield(cnt2, [1, 1, 1])
-    g(4) = haloswap_gfield(cnt82, [1, 1, 1])
-    g(5) = haloswap_gfield(vort2, [1, 1, 1, 0])
-    g(6) = haloswap_gfield(surf2, [1, 1])
+    g = epic_fields(q2, b2, cnt2, cnt82, vort2, surf2)
     call haloswap_reverse(hs, HALOSWAP_OP_SUM, ierr, arrays=g)
     if (ierr /= HALOSWAP_OK) then
       nbad = nbad + 1
@@ -266,33 +238,50 @@ contains
     call haloswap_decomposition_free(d, ierr)
   end subroutine epic
 
-  ! The default split (remainder to the low ranks): start and length of the owner of cell g.
-  integer function owner_start(g, n, p)
+  ! The default split (remainder to the low ranks) of n cells over p ranks: start and length
+  ! of the owner of cell g (0 and 1 if none owns it).
+  subroutine owner_range(g, n, p, start, len)
     integer, intent(in) :: g, n, p
-    integer :: r, q, rem, s
+    integer, intent(out) :: start, len
+    integer :: r, q, rem
     q = n / p; rem = mod(n, p)
     do r = 0, p - 1
-      s = r * q + min(r, rem)
-      if (g >= s .and. g < s + q + merge(1, 0, r < rem)) then
-        owner_start = s
-        return
-      end if
+      start = r * q + min(r, rem)
+      len = q + merge(1, 0, r < rem)
+      if (g >= start .and. g < start + len) return
     end do
-    owner_start = 0
-  end function owner_start
-  integer function owner_len(g, n, p)
-    integer, intent(in) :: g, n, p
-    integer :: r, q, rem, s
-    q = n / p; rem = mod(n, p)
-    do r = 0, p - 1
-      s = r * q + min(r, rem)
-      if (g >= s .and. g < s + q + merge(1, 0, r < rem)) then
-        owner_len = q + merge(1, 0, r < rem)
-        return
-      end if
+    start = 0
+    len = 1
+  end subroutine owner_range
+
+  ! EPIC's six fields as one plan's (or one call's) gfields, halo 1 on every axis (z of surf
+  ! and vort's component axis none).
+  function epic_fields(q, b, cnt, cnt8, vort, surf) result(f)
+    real(8), intent(inout), target :: q(:,:,:), vort(:,:,:,:), surf(:,:)
+    real(4), intent(inout), target :: b(:,:,:)
+    integer(4), intent(inout), target :: cnt(:,:,:)
+    integer(8), intent(inout), target :: cnt8(:,:,:)
+    type(haloswap_gfield) :: f(6)
+    f = [haloswap_gfield(q, [1, 1, 1]), haloswap_gfield(b, [1, 1, 1]), &
+         haloswap_gfield(cnt, [1, 1, 1]), haloswap_gfield(cnt8, [1, 1, 1]), &
+         haloswap_gfield(vort, [1, 1, 1, 0]), haloswap_gfield(surf, [1, 1])]
+  end function epic_fields
+
+  ! The reverse's input: every owned column 0, every halo copy 1 (cnt's z interior, and surf).
+  subroutine mark_copies(ox, oy, lx, ly, nz, cnt, surf)
+    integer, intent(in) :: ox, oy, lx, ly, nz
+    integer(4), intent(inout) :: cnt(-1:, oy-1:, ox-1:)
+    real(8), intent(inout), optional :: surf(oy-1:, ox-1:)
+    integer :: i, j
+    logical :: own
+    do i = ox - 1, ox + lx + 1
+      do j = oy - 1, oy + ly + 1
+        own = i >= ox .and. i < ox + lx .and. j >= oy .and. j < oy + ly
+        if (present(surf)) surf(j, i) = merge(0d0, 1d0, own)
+        cnt(0:nz-1, j, i) = merge(0, 1, own)
+      end do
     end do
-    owner_len = 1
-  end function owner_len
+  end subroutine mark_copies
 
   ! ---------------------------------------------------------------- Lare3d
   subroutine lare3d(tname, nbad)
@@ -396,7 +385,7 @@ contains
     real(8) :: q(0:nz - 1, -1:ny + 1, -1:nx + 1), qc(0:nz - 1, -1:ny + 1, -1:nx + 1)
     real(8) :: want(0:nz - 1, -1:ny + 1, -1:nx + 1)
     real(8) :: e(-2:nx + 1, -2:ny + 1, 0:nz - 1), ewant(-2:nx + 1, -2:ny + 1, 0:nz - 1)
-    integer :: i, j, k, ndiff
+    integer :: ndiff
     nbad = 0
     call haloswap_decomposition_create(d, MPI_COMM_SELF, [nx, ny, nz], ierr, procs=[1, 1, 1], &
          periodic=[1, 1, 0])
@@ -413,13 +402,7 @@ contains
     if (ierr == HALOSWAP_OK) call haloswap_geometry_init(hc, d, f, [0, 0, 0], .true., ierr, &
          transport=tname)
     if (init_failed('orders', d, nbad)) return
-    do i = -1, nx + 1
-      do j = -1, ny + 1
-        do k = 0, nz - 1
-          q(k, j, i) = mixed(i, j, k, i >= 0 .and. i < nx .and. j >= 0 .and. j < ny)
-        end do
-      end do
-    end do
+    call set_or_check(q, -1, nx, ny, nz, .false.)
     want = q
     qc = q
     want(:, 0:ny-1, 0:1) = want(:, 0:ny-1, 0:1) + want(:, 0:ny-1, nx:nx+1)       ! W
@@ -433,13 +416,7 @@ contains
     call haloswap_reverse(he, HALOSWAP_OP_SUM, ierr)
     if (ierr /= HALOSWAP_OK) nbad = nbad + 1
     ndiff = 0
-    do i = -1, nx + 1
-      do j = -1, ny + 1
-        do k = 0, nz - 1
-          if (.not. same(q(k, j, i), want(k, j, i))) call bad(nbad, 'EPIC-order reverse', i, j, k)
-        end do
-      end do
-    end do
+    call set_or_check(q, -1, nx, ny, nz, .false., want, 'EPIC-order reverse', nbad)
     q = qc
     call haloswap_reverse(hc, HALOSWAP_OP_SUM, ierr)
     ndiff = count(q /= want)
@@ -452,13 +429,7 @@ contains
     call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
          sweep_axes=[HALOSWAP_X, HALOSWAP_Y])
     if (ierr /= HALOSWAP_OK) call bad(nbad, 'sweep plan', ierr, 0, 0)
-    do i = -2, nx + 1
-      do j = -2, ny + 1
-        do k = 0, nz - 1
-          e(i, j, k) = mixed(i, j, k, i >= 0 .and. i < nx .and. j >= 0 .and. j < ny)
-        end do
-      end do
-    end do
+    call set_or_check(e, -2, nx, ny, nz, .true.)
     ewant = e
     ewant(0:1, :, :) = ewant(0:1, :, :) + ewant(nx:nx+1, :, :)
     ewant(nx-2:nx-1, :, :) = ewant(nx-2:nx-1, :, :) + ewant(-2:-1, :, :)
@@ -466,13 +437,7 @@ contains
     ewant(:, ny-2:ny-1, :) = ewant(:, ny-2:ny-1, :) + ewant(:, -2:-1, :)
     if (ierr == HALOSWAP_OK) call haloswap_reverse(hw, HALOSWAP_OP_SUM, ierr)
     if (ierr /= HALOSWAP_OK) call bad(nbad, 'sweep reverse', ierr, 0, 0)
-    do i = -2, nx + 1
-      do j = -2, ny + 1
-        do k = 0, nz - 1
-          if (.not. same(e(i, j, k), ewant(i, j, k))) call bad(nbad, 'EPOCH sweep', i, j, k)
-        end do
-      end do
-    end do
+    call set_or_check(e, -2, nx, ny, nz, .true., ewant, 'EPOCH sweep', nbad)
     call finalise_halo_communication(hw, ierr)
     ! the arguments' errors
     call haloswap_geometry_init(hw, d, f, [2, 2, 0], .true., ierr, transport=tname, &
@@ -486,6 +451,31 @@ contains
     call expect_error(nbad, 'order_offsets has 2 rows')
     call haloswap_decomposition_free(d, ierr)
   end subroutine orders
+
+  ! The points (i, j, k) of field f, x and y from lo to n + 1 and z 0..nz-1, stored f(k, j, i)
+  ! or, with xyz, f(i, j, k): set to mixed (interior 0 <= i < nx, 0 <= j < ny), or, with want,
+  ! compared with want's bit for bit, in that order (bad: each wrong point, named what).
+  subroutine set_or_check(f, lo, nx, ny, nz, xyz, want, what, nbad)
+    real(8), intent(inout) :: f(:, :, :)
+    integer, intent(in) :: lo, nx, ny, nz
+    logical, intent(in) :: xyz
+    real(8), intent(in), optional :: want(:, :, :)
+    character(len=*), intent(in), optional :: what
+    integer, intent(inout), optional :: nbad
+    integer :: i, j, k, p(3)
+    do i = lo, nx + 1
+      do j = lo, ny + 1
+        do k = 0, nz - 1
+          p = merge([i - lo + 1, j - lo + 1, k + 1], [k + 1, j - lo + 1, i - lo + 1], xyz)
+          if (.not. present(want)) then
+            f(p(1), p(2), p(3)) = mixed(i, j, k, i >= 0 .and. i < nx .and. j >= 0 .and. j < ny)
+          else if (.not. same(f(p(1), p(2), p(3)), want(p(1), p(2), p(3)))) then
+            call bad(nbad, what, i, j, k)
+          end if
+        end do
+      end do
+    end do
+  end subroutine set_or_check
 
   ! Interior values in [1, 2), halo values of 53 significant bits scaled by 2^-1..2^-5: the
   ! order of additions shows in the last bits.

@@ -477,14 +477,13 @@ contains
     expect(:, nexp) = [kind, d, idx, l, page]
   end subroutine add
 
+  ! The neighbour location of pid (the last one holding it), -1 if none.
   integer function find_loc(hs, pid)
     type(halo_communication_type), intent(in) :: hs
     integer, intent(in) :: pid
-    integer :: k
-    find_loc = -1
-    do k = 1, hs%number_distinct_neighbours
-      if (hs%halo_swap_neighbours(k)%pid == pid) find_loc = k
-    end do
+    find_loc = findloc(hs%halo_swap_neighbours(1:hs%number_distinct_neighbours)%pid, pid, dim=1, &
+         back=.true.)
+    if (find_loc == 0) find_loc = -1
   end function find_loc
 
   !> smagorinsky: two one-field states (depth 2, corners) started together and completed

@@ -6,10 +6,8 @@
 # cartex's single-node configurations (cartex/run/*/bench.xml: L=64, halo 1-5, fields 1-8, one
 # thread per rank), on the 2 cores of one node: 2 ranks, cartex's own --core grid 2 1 1.
 cx_L=64
-case $PB_CONFIGS in
-  quick) cx_halos="1 5" cx_fields="1 8" ;;
-  standard) cx_halos="1 3 5" cx_fields="1 4 8" ;;
-esac
+cx_halos=$(pb_config "1 5" "1 3 5")
+cx_fields=$(pb_config "1 8" "1 4 8")
 cx_reps=${PB_REPS:-200}
 cx_ranks=2
 cx_grid="--node 1 1 1 --core 2 1 1"

@@ -7,10 +7,8 @@
 # process per side, periodic, ghost width 1, 3 variables, Comb's cycles; here 2 processes
 # (-divide 2_1_1) on one 2-core node, ghost widths 1 and 2 (Comb's -ghost), 1 and 3 variables.
 cb_side=100
-case $PB_CONFIGS in
-  quick) cb_ghosts="1" cb_vars="3" ;;
-  standard) cb_ghosts="1 2" cb_vars="1 3" ;;
-esac
+cb_ghosts=$(pb_config 1 "1 2")
+cb_vars=$(pb_config 3 "1 3")
 cb_cycles=${PB_REPS:-100}
 
 if [ "$PB_LIST" = 1 ]; then

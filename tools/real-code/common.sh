@@ -234,6 +234,20 @@ hs_list_transports() {
   echo "p2p rma-fence rma-pscw rma-passive shm nbr cma auto"
 }
 hs_count() { echo $#; }
+# hs_list_mpi MPI SECONDS OWN [OWN_BUILD]: --list's lines for one MPI library of a code with its
+# own module and a drop-in: the transports counted (their number in nt, for the caller) and the
+# builds, haloswap's and the code's with OWN (OWN_BUILD in the build's label) and with the
+# drop-in, SECONDS each.
+hs_list_mpi() {
+  local ts
+  ts=$(echo $(hs_list_transports "$1"))
+  # shellcheck disable=SC2086
+  nt=$(hs_count $ts)
+  echo "$1: $3 and $nt transports: $ts"
+  hs_list_haloswap "$1"
+  hs_list_build "${4:-$3} ($1)" "$2"
+  hs_list_build "haloswap's drop-in ($1)" "$2"
+}
 
 # The --bench instrument (tools/real-code/xtimer.c, docs/real-codes.md "The --bench
 # instrument"). xt_instrument MPI ROOT SPEC [PREFIX]: compiles the exclusive exchange timer for

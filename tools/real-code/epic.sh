@@ -62,13 +62,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
   echo "epic check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   hs_packages "${epic_pkgs[@]}"
   for mpi in $HS_CHECK_MPIS; do
-    ts=$(echo $(hs_list_transports "$mpi"))
-    # shellcheck disable=SC2086
-    nt=$(hs_count $ts)
-    echo "$mpi: EPIC's own module and $nt transports: $ts"
-    hs_list_haloswap "$mpi"
-    hs_list_build "EPIC's own module ($mpi)" 420
-    hs_list_build "haloswap's drop-in ($mpi)" 420
+    hs_list_mpi "$mpi" 420 "EPIC's own module"
     [ "$HS_CHECK_MODE" = build ] && continue
     if [ "$HS_CHECK_BENCH_ONLY" = 0 ]; then
       # shellcheck disable=SC2086

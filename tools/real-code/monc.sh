@@ -32,13 +32,7 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
   hs_packages "${monc_pkgs[@]}"
   for mpi in $HS_CHECK_MPIS; do
     if [ "$mpi" != openmpi ]; then echo "$mpi: skipped (MONC's checkpoint needs Debian's parallel NetCDF, Open MPI's)"; continue; fi
-    ts=$(echo $(hs_list_transports "$mpi"))
-    # shellcheck disable=SC2086
-    nt=$(hs_count $ts)
-    echo "$mpi: MONC's own module and $nt transports: $ts"
-    hs_list_haloswap "$mpi"
-    hs_list_build "MONC's own module ($mpi)" 180
-    hs_list_build "haloswap's drop-in ($mpi)" 180
+    hs_list_mpi "$mpi" 180 "MONC's own module"
     [ "$HS_CHECK_MODE" = build ] || [ "$HS_CHECK_BENCH_ONLY" = 1 ] ||
       hs_list_runs "$monc_label" "${HS_CHECK_RANKS:-4}" $(((nt + 1) * (HS_CHECK_BENCH > 0 ? HS_CHECK_BENCH : 1))) 20
     # the bench: MONC's own module and the study's 6 transports, plus a bytes run

@@ -48,15 +48,20 @@ static double value(nc_type t, const unsigned char *p, size_t i, int *ok) {
   }
 }
 
+/* *n: how many dimensions or variables (what) a has, by inq; 1 (reported) if b has another
+ * number, else 0. */
+static int count_of(int a, int b, int (*inq)(int, int *), const char *what, int *n) {
+  int nb;
+  inq(a, n);
+  inq(b, &nb);
+  if (*n == nb) return 0;
+  printf("%s count: %d vs %d\n", what, *n, nb);
+  return 1;
+}
+
 /* Dimensions of the root group: same count, names and lengths. Returns the differences. */
 static int compare_dims(int a, int b, const char *fb) {
-  int nda, ndb, bad = 0;
-  nc_inq_ndims(a, &nda);
-  nc_inq_ndims(b, &ndb);
-  if (nda != ndb) {
-    printf("dimension count: %d vs %d\n", nda, ndb);
-    bad++;
-  }
+  int nda, bad = count_of(a, b, nc_inq_ndims, "dimension", &nda);
   for (int d = 0; d < nda; d++) {
     char name[NC_MAX_NAME + 1];
     size_t la, lb;
@@ -92,13 +97,8 @@ int main(int argc, char **argv) {
   if ((st = nc_open(argv[2], NC_NOWRITE, &b))) return fail("cannot open", argv[2], st);
   note_groups(a, argv[1]);
   note_groups(b, argv[2]);
-  int nva, nvb, bad = compare_dims(a, b, argv[2]), checked = 0;
-  nc_inq_nvars(a, &nva);
-  nc_inq_nvars(b, &nvb);
-  if (nva != nvb) {
-    printf("variable count: %d vs %d\n", nva, nvb);
-    bad++;
-  }
+  int nva, bad = compare_dims(a, b, argv[2]), checked = 0;
+  bad += count_of(a, b, nc_inq_nvars, "variable", &nva);
   for (int v = 0; v < nva; v++) {
     char name[NC_MAX_NAME + 1];
     nc_type ta, tb;

@@ -207,16 +207,10 @@ sdf_check() {
 # sdf_list LABEL "CASES" BUILD_S RUN_S: --list for an SDF code (two builds per MPI library; per
 # case and rank count the own module and each transport); BUILD_S and RUN_S: measured seconds.
 sdf_list() {
-  local mpi c nt ts
+  local mpi c nt
   echo "$HS_CHECK_CODE check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
-    ts=$(echo $(hs_list_transports "$mpi"))
-    # shellcheck disable=SC2086
-    nt=$(hs_count $ts)
-    echo "$mpi: the own module and $nt transports: $ts"
-    hs_list_haloswap "$mpi"
-    hs_list_build "the code's own module ($mpi)" "$3"
-    hs_list_build "haloswap's drop-in ($mpi)" "$3"
+    hs_list_mpi "$mpi" "$3" "the own module" "the code's own module"
     [ "$HS_CHECK_MODE" = build ] && continue
     [ "$HS_CHECK_BENCH_ONLY" = 1 ] ||
       for c in $2; do hs_list_runs "$($1 "$c")" "${HS_CHECK_RANKS:-$sdf_ranks}" $((nt + 1)) "$4"; done

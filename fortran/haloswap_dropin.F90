@@ -26,7 +26,7 @@ module haloswap_dropin
   end interface
 
   public :: haloswap_dropin_hook, haloswap_dropin_abort, haloswap_dropin_at_finalize, &
-       haloswap_dropin_fail, haloswap_dropin_check, haloswap_dropin_bounds, &
+       haloswap_dropin_fail, haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_itoa, &
        haloswap_dropin_stats_wanted, haloswap_dropin_transport, haloswap_dropin_report, &
        haloswap_dropin_swap, haloswap_dropin_reverse
 
@@ -155,6 +155,15 @@ contains
     end do
     text = text // ")"
   end function haloswap_dropin_bounds
+
+  !> An integer as a message names it: no blanks.
+  function haloswap_dropin_itoa(i) result(s)
+    integer, intent(in) :: i
+    character(len=:), allocatable :: s
+    character(len=16) :: b
+    write(b, '(i0)') i
+    s = trim(b)
+  end function haloswap_dropin_itoa
 
   !> True if HALOSWAP_<code>_STATS is set to anything but empty or 0.
   logical function haloswap_dropin_stats_wanted(code)

@@ -25,7 +25,8 @@ module ModComm
   use haloswap, only: halo_communication_type, haloswap_decomposition, HALOSWAP_OK, &
        haloswap_error_message, finalise_halo_communication, haloswap_decomposition_free
   use haloswap_dropin, only: haloswap_dropin_at_finalize, haloswap_dropin_fail, &
-       haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_swap
+       haloswap_dropin_check, haloswap_dropin_bounds, haloswap_dropin_swap, &
+       itoa => haloswap_dropin_itoa
   use haloswap_geometry, only: haloswap_gfield, haloswap_geometry_init, &
        haloswap_decomposition_create_boxes, haloswap_get_bytes, HALOSWAP_LAYOUT_XYZ
 
@@ -466,11 +467,4 @@ contains
     end if
   end subroutine fail
 
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: b
-    write(b, "(i0)") i
-    s = trim(b)
-  end function itoa
 end module ModComm

@@ -40,7 +40,8 @@ module halo_communication_mod
        hs_plan => halo_communication_type, hs_initiate => initiate_nonblocking_halo_swap, &
        hs_complete => complete_nonblocking_halo_swap, hs_finalise => finalise_halo_communication
   use haloswap_dropin, only : haloswap_dropin_at_finalize, haloswap_dropin_fail, &
-       haloswap_dropin_check, haloswap_dropin_stats_wanted, haloswap_dropin_transport
+       haloswap_dropin_check, haloswap_dropin_stats_wanted, haloswap_dropin_transport, &
+       itoa => haloswap_dropin_itoa
   implicit none
 
 #ifndef TEST_MODE
@@ -1166,11 +1167,4 @@ contains
     write(error_unit, '(a)') "halo_communication_mod: warning: " // where // ": " // msg
   end subroutine warn
 
-  function itoa(i) result(s)
-    integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=16) :: b
-    write(b, '(i0)') i
-    s = trim(b)
-  end function itoa
 end module halo_communication_mod

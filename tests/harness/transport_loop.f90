@@ -10,7 +10,7 @@ module transport_loop
   private
 
   public :: transport_list, transport_set, transport_usable, transport_begin, transport_end, &
-       transport_summary, grids_2d
+       transport_end_summed, transport_summary, transport_finish, grids_2d
 
   integer, parameter, public :: TL_MAX = 32
   integer :: passed = 0, failed = 0, skipped = 0
@@ -127,6 +127,19 @@ contains
     end if
   end subroutine transport_end
 
+  !> transport_end with this rank's wrong points (bad) and points received summed over the
+  !> ranks: a launch of several ranks that received nothing, or one rank that received
+  !> something, fails too (the oracle must see the exchange happen).
+  subroutine transport_end_summed(name, rank, nranks, bad, received, what)
+    use mpi_f08, only: MPI_Allreduce, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD
+    character(len=*), intent(in) :: name, what
+    integer, intent(in) :: rank, nranks, bad, received
+    integer :: sums(2)
+    call MPI_Allreduce([bad, received], sums, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+    if ((sums(2) == 0) .neqv. (nranks == 1)) sums(1) = sums(1) + 1
+    call transport_end(name, rank, sums(1), what)
+  end subroutine transport_end_summed
+
   !> The launch's exit status: 1 if a transport failed or none ran (unless all of them were
   !> skipped on purpose: a launch of one opt-in transport), else 77 if one was not usable here
   !> (CTest: skipped, never passed), else 0.
@@ -144,5 +157,17 @@ contains
     if (rank == 0) write(*, '(a,": ",i0," transports passed, ",i0," failed, ",i0," skipped")') &
          prefix, passed, failed, skipped
   end function transport_summary
+
+  !> The end of a test program: transport_summary, MPI_Finalize, and its status as the exit code.
+  subroutine transport_finish(prefix, rank, all_may_skip)
+    use mpi_f08, only: MPI_Finalize
+    character(len=*), intent(in) :: prefix
+    integer, intent(in) :: rank
+    logical, intent(in) :: all_may_skip
+    integer :: status
+    status = transport_summary(prefix, rank, all_may_skip)
+    call MPI_Finalize()
+    if (status /= 0) stop status
+  end subroutine transport_finish
 
 end module transport_loop

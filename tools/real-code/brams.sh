@@ -360,13 +360,12 @@ br_bench() {
     dropflags=$(xt_instrument "$mpi" "$work/drop-in/build" "$br_spec" "$work/haloswap") &&
     xt_same_labels "$work/own/build" "$work/drop-in/build" || return 1
   libs=$(PKG_CONFIG_PATH=$work/haloswap/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
-  br_log "bench: both builds relinked as build/brams-6.0-xt: make EXE=<build>/brams-6.0-xt MPI_LIB='[haloswap's libraries] $ownflags' (BRAMS's program name and last link word; xtimer.c wraps $(cut -d' ' -f2 "$work/own/build/xtimer/wrapped" | paste -sd' '))"
+  br_log "bench: both builds relinked in the scratch copy as build/brams-6.0-xt through BRAMS's make variables EXE (the program) and MPI_LIB (the link line's last word): own: make EXE=$work/own/build/brams-6.0-xt MPI_LIB='$ownflags'; drop-in: make EXE=$work/drop-in/build/brams-6.0-xt MPI_LIB='<haloswap's libraries> $dropflags' (xtimer.c wraps $(cut -d' ' -f2 "$work/own/build/xtimer/wrapped" | paste -sd' '))"
   br_xt_link "$work/own" "$ownflags" && br_xt_link "$work/drop-in" "$dropflags" "$libs" || return 1
   rm -rf "$work/xt"
   for n in $br_bench_ranks; do
     rd=$work/runs/bench-$n
     rm -rf "$rd/cal" && mkdir -p "$rd/cal"
-    # shellcheck disable=SC2046
     if ! br_steps=1 br_run "$rd" "$work/own/build/brams-6.0-xt" "$mpi" "$n" \
          "HS_XTIMER_DIR=$rd/cal"; then
       echo "check-real-code brams: the bench's 1-step run failed ($rd/run.log)" >&2

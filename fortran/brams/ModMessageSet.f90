@@ -102,9 +102,9 @@ module ModMessageSet
 
   logical, parameter :: dumpLocal=.false.
 
-  ! HALOSWAP_BRAMS_ULP=<receive set name> (the check's sensitivity run, docs/brams.md): after
-  ! that set's first exchange, the lowest rank receiving anything moves its first received
-  ! point up by one ulp
+  ! HALOSWAP_BRAMS_ULP=<receive set name>[:<field>] (the check's sensitivity run,
+  ! docs/brams.md): after that set's first exchange, the lowest rank receiving anything moves
+  ! one received point the model reads (one_ulp) up by one ulp
   character(len=64) :: ulpSet = ''
   logical :: ulpRead = .false.
 
@@ -307,36 +307,68 @@ contains
          ": "//haloswap_error_message())
     if (.not. ulpRead) call get_environment_variable("HALOSWAP_BRAMS_ULP", ulpSet)
     ulpRead = .true.
-    if (ulpSet /= '' .and. ulpSet == RecvMsg%name) call one_ulp(RecvMsg)
+    k = index(ulpSet, ':')
+    if (k == 0) k = len_trim(ulpSet) + 1
+    if (ulpSet /= '' .and. ulpSet(1:k - 1) == RecvMsg%name) call one_ulp(RecvMsg)
   end subroutine WaitRecvMsgs
 
-  ! The sensitivity run's change (HALOSWAP_BRAMS_ULP), once.
+  ! The sensitivity run's change (HALOSWAP_BRAMS_ULP=SET[:FIELD]), once: on the lowest rank
+  ! receiving anything, in its largest message, the section of FIELD (default: the first),
+  ! the point in the middle of the section and of the column (one the model reads: the
+  ! section's ends can be the domain's boundary rows, which BRAMS overwrites).
   subroutine one_ulp(RecvMsg)
     type(MessageSet), pointer :: RecvMsg
-    type(FieldSection), pointer :: node
-    integer :: has(1), ierr, rank, k
+    type(FieldSection), pointer :: node, pick
+    integer :: has(1), ierr, rank, k, m, x, y, c
+    character(len=64) :: field
     has = 0
     if (RecvMsg%nMsgs > 0) has = 1
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     if (has(1) == 0) rank = huge(rank)
     has(1) = rank
     call MPI_Allreduce(MPI_IN_PLACE, has, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
+    c = index(ulpSet, ':')
+    field = ''
+    if (c > 0) field = ulpSet(c + 1:)
     ulpSet = ''
-    if (has(1) /= rank) return
-    node => null()
-    node => NextFieldSection(node, RecvMsg%oneMsg(1)%fieldList)
-    k = 1
-    if (associated(node%vTabPtr%var_p_3D)) then ! a level in the middle of the column
-       k = max(1, size(node%vTabPtr%var_p_3D, 1) / 2)
-       node%vTabPtr%var_p_3D(k, node%xStart, node%yStart) = &
-            nearest(node%vTabPtr%var_p_3D(k, node%xStart, node%yStart), 1.0)
-    else if (associated(node%vTabPtr%var_p_2D)) then
-       node%vTabPtr%var_p_2D(node%xStart, node%yStart) = &
-            nearest(node%vTabPtr%var_p_2D(node%xStart, node%yStart), 1.0)
+    if (has(1) == huge(rank)) then
+       call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+       if (rank == 0) write(*, "(3a)") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: no rank "// &
+            "receives anything in ", trim(RecvMsg%name), ": nothing moved"
+       return
     end if
-    write(*, "(a, i0, 5a, 3(i0, a))") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: rank ", &
-         rank, " moved ", trim(node%vTabPtr%name), " of ", trim(RecvMsg%name), " at (", k, &
-         ",", node%xStart, ",", node%yStart, ") up by one ulp"
+    if (has(1) /= rank) return
+    m = maxloc(RecvMsg%oneMsg(:)%bufSize, 1)
+    pick => null()
+    node => null()
+    do
+       node => NextFieldSection(node, RecvMsg%oneMsg(m)%fieldList)
+       if (.not. associated(node)) exit
+       if (.not. associated(pick)) pick => node
+       if (field /= '' .and. trim(node%vTabPtr%name) == trim(field)) then
+          pick => node
+          exit
+       end if
+    end do
+    if (field /= '' .and. .not. associated(node)) call fatal_error("haloswap ModMessageSet: "// &
+         "HALOSWAP_BRAMS_ULP: set "//trim(RecvMsg%name)//" has no field "//trim(field))
+    x = (pick%xStart + pick%xEnd) / 2
+    y = (pick%yStart + pick%yEnd) / 2
+    k = 1
+    if (pick%vTabPtr%idim_type == 3) then        ! (z,x,y)
+       k = max(1, size(pick%vTabPtr%var_p_3D, 1) / 2)
+       pick%vTabPtr%var_p_3D(k, x, y) = nearest(pick%vTabPtr%var_p_3D(k, x, y), 1.0)
+    else if (pick%vTabPtr%idim_type == 2) then   ! (x,y)
+       pick%vTabPtr%var_p_2D(x, y) = nearest(pick%vTabPtr%var_p_2D(x, y), 1.0)
+    else
+       call fatal_error("haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: field "// &
+            trim(pick%vTabPtr%name)//" of "//trim(RecvMsg%name)//" is not (z,x,y) or (x,y)")
+    end if
+    write(*, "(a, i0, 5a, 3(i0, a), 2(i0, a))") "haloswap ModMessageSet: HALOSWAP_BRAMS_ULP: rank ", &
+         rank, " moved ", trim(pick%vTabPtr%name), " of ", trim(RecvMsg%name), " at (k,i,j) = (", &
+         k, ",", x, ",", y, ") (global i, j: ", x + sets(RecvMsg%hsEntry)%grid%xb(sets( &
+         RecvMsg%hsEntry)%myNum) - 1, ", ", y + sets(RecvMsg%hsEntry)%grid%yb(sets( &
+         RecvMsg%hsEntry)%myNum) - 1, ") up by one ulp"
   end subroutine one_ulp
 
   ! The receive set's entry of a (send, recv) pair; 0 when neither is associated (one rank:

@@ -13,7 +13,7 @@ br_case=$HS_CHECK_ROOT/tools/real-code/brams
 br_ranks="1 2 3 4"
 br_steps=${HS_CHECK_STEPS:-20}
 br_size=${HS_CHECK_SIZE:-40 40 32}
-hs_options brams --steps --size --input --dyncore
+hs_options brams --steps --size --input --dyncore --sensitivity
 # --dyncore: the dynamics, leapfrog (DYNCORE_FLAG=0, the default) or rk3 (DYNCORE_FLAG=2, which
 # also exchanges through ModComm: commHalo, commHaloAcou)
 br_dyn=${HS_CHECK_DYNCORE:-leapfrog}
@@ -239,14 +239,15 @@ br_run() {
   local dir=$1 exe=$2 mpi=$3 n=$4 t0 rc
   shift 4
   mkdir -p "$dir"
-  if [ ! -f "$dir/sfc.done" ]; then
+  # (the surface files are made for one grid: another --size makes them again)
+  if [ "$(cat "$dir/sfc.done" 2>/dev/null)" != "${br_n[*]}" ]; then
     rm -rf "$dir/dataout" && mkdir -p "$dir/dataout/SFC" "$dir/dataout/ANL" "$dir/dataout/HIS"
     br_namelists "$dir" MAKESFC && mv "$dir/RAMSIN" "$dir/RAMSIN_MAKESFC" || return 1
     # shellcheck disable=SC2046
     (cd "$dir" && ulimit -s unlimited && env $(br_launch_env "$mpi") \
        $(hs_mpiexec "$mpi") -n 1 "$exe" -f RAMSIN_MAKESFC >sfc.log 2>&1) ||
       { echo "brams: MAKESFC failed (see $dir/sfc.log)" >&2; return 1; }
-    touch "$dir/sfc.done"
+    echo "${br_n[*]}" >"$dir/sfc.done"
   fi
   rm -rf "$dir/dataout/ANL" "$dir/dataout/HIS" && mkdir -p "$dir/dataout/ANL" "$dir/dataout/HIS"
   br_namelists "$dir" INITIAL || return 1
@@ -277,6 +278,141 @@ br_compare() {
 
 br_label() { echo "${br_n[0]}x${br_n[1]}x${br_n[2]} $br_steps steps $1"; }
 
+# --- the sensitivity run (--sensitivity SET[:FIELD]; the drop-in's HALOSWAP_BRAMS_ULP) ---
+# (the RK3 dynamics runs the acoustic sets on UC, the leapfrog on UP)
+br_ulp_field=UP
+[ "$br_dyn" = leapfrog ] || br_ulp_field=UC
+br_ulp=${HS_CHECK_SENSITIVITY:-AcouRecvU:$br_ulp_field}
+[[ $br_ulp =~ ^(none|[A-Za-z][A-Za-z0-9_]*(:[A-Za-z][A-Za-z0-9_]*)?)$ ]] ||
+  hs_die "--sensitivity '$br_ulp': a receive set, optionally with a field (e.g. AcouRecvU:UP), or none"
+
+# br_diffcount REF OUT: "V B T": float32 values and bytes of REF's IOUTPUT=3 files that
+# differ in OUT's, and the values compared.
+br_diffcount() {
+  local f v=0 b=0 t=0 d
+  for f in "$1"/*.bin; do
+    [ -e "$f" ] || continue
+    t=$((t + $(stat -c %s "$f") / 4))
+    d=$(cmp -l "$f" "$2/$(basename "$f")" 2>/dev/null |
+        awk 'BEGIN { last = -1 } { b++; w = int(($1 - 1) / 4); if (w != last) { v++; last = w } } END { print v + 0, b + 0 }')
+    v=$((v + ${d% *})) b=$((b + ${d#* }))
+  done
+  echo "$v $b $t"
+}
+
+# br_sensitivity WORK DROPIN MPI RANKS CASE: the comparison must be sensitive. The drop-in
+# run with HALOSWAP_BRAMS_ULP=$br_ulp moves one received value the model reads up by one ulp
+# after that set's first exchange; the output must differ from BRAMS's own (a table row:
+# "sensitive" with the values that differ, else INSENSITIVE, a failure).
+br_sensitivity() {
+  local work=$1 dropin=$2 mpi=$3 n=$4 name=$5 res what d
+  if br_run "$work/runs/ulp-$n" "$dropin" "$mpi" "$n" HALOSWAP_TRANSPORT=p2p \
+       "HALOSWAP_BRAMS_ULP=$br_ulp"; then
+    what=$(grep -m1 'HALOSWAP_BRAMS_ULP' "$work/runs/ulp-$n/run.log" | sed 's/.*HALOSWAP_BRAMS_ULP: //')
+    read -r -a d <<<"$(br_diffcount "$work/runs/own-$n/dataout/ANL" "$work/runs/ulp-$n/dataout/ANL")"
+    if [ "${d[0]}" -gt 0 ]; then
+      res="sensitive ${d[0]} of ${d[2]} values differ (${d[1]} bytes); ${what:-?}"
+    else
+      res="INSENSITIVE ${what:-?}: the output did not change"
+      HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+    fi
+  else
+    res="FAILED see $work/runs/ulp-$n/run.log"
+    HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+  fi
+  printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$name, one ulp off" "$n" p2p "$mpi" \
+    "${res%% *}" "${res#* }" >>"$HS_CHECK_TABLE"
+  hs_progress "$name, $n ranks, one received value one ulp off ($br_ulp), $mpi: ${res%% *}: ${res#* }"
+}
+
+# --- --bench N: BRAMS's exchange timed in both builds (docs/brams.md, "Timing") ---
+# The routines BRAMS's other files (rtimh*.F90, raco*.f90) call to exchange ghost zones; both
+# builds define them in ModMessageSet.o, so xtimer.c's --wrap sees every call.
+br_spec="PostRecvSendMsgs __modmessageset_MOD_postrecvsendmsgs
+WaitRecvMsgs __modmessageset_MOD_waitrecvmsgs"
+br_bench_ranks=${HS_BENCH_RANKS:-2 4}
+[ "$HS_CHECK_BENCH" = 0 ] || [ "$br_steps" -ge 2 ] ||
+  hs_die "--steps '$br_steps' with --bench: 2 or more (the first step is not timed)"
+
+# br_matrix_ranks: the rank counts of the bit-for-bit matrix (none with --bench-only).
+br_matrix_ranks() { [ "$HS_CHECK_BENCH_ONLY" = 1 ] || echo "${HS_CHECK_RANKS:-$br_ranks}"; }
+
+# br_bench_variants MPI RANKS: the drop-in's transports timed; with shm at an even rank count
+# above 2 also shm:node_size=2 (virtual nodes of 2 ranks: the hybrid's inter-node half).
+br_bench_variants() {
+  local ts; ts=$(hs_transports "$1")
+  echo "$ts"
+  if [[ " $ts " == *" shm "* ]] && [[ " $ts " != *" shm:node_size=2 "* ]] &&
+     [ "$2" -gt 2 ] && [ $(($2 % 2)) = 0 ]; then echo "shm:node_size=2"; fi
+}
+
+# br_xt_link DIR FLAGS [LIBS]: DIR's model relinked as build/brams-6.0-xt (objects and
+# build/brams-6.0 unchanged) with the instrument's link options FLAGS, through BRAMS's own
+# make variables: EXE (the program's name) and MPI_LIB (the link line's last word; the
+# drop-in's haloswap libraries LIBS first).
+br_xt_link() {
+  local dir=$1 flags=$2 libs=${3:-}
+  rm -f "$dir/build/brams-6.0-xt"
+  if ! (cd "$dir/build" && PATH=$dir/hs-bin:$PATH make "EXE=$dir/build/brams-6.0-xt" \
+          "MPI_LIB=${libs:+$libs }$flags" >"$dir/relink-xt.log" 2>&1) ||
+     [ ! -x "$dir/build/brams-6.0-xt" ]; then
+    tail -20 "$dir/relink-xt.log" >&2
+    echo "check-real-code brams: relinking $dir with the bench instrument failed ($dir/relink-xt.log)" >&2
+    return 1
+  fi
+}
+
+# br_bench WORK MPI: both builds relinked with the exclusive exchange timer (xtimer.c on
+# br_spec), then per rank count (br_bench_ranks) a 1-step run of BRAMS's own module counts
+# the calls of set-up and the first step (the drop-in makes its plans there), which the timed
+# runs skip (HS_XTIMER_SKIP); then HS_CHECK_BENCH rounds, each running BRAMS's own module and
+# the drop-in with every transport once (interleaved), into WORK/xt/RANKS/VARIANT/rROUND.
+# Prints the tables (xtimer_table.py). No bytes run: the drop-in links libhaloswap shared, so
+# the completing calls xtimer.c would count are made inside it, out of --wrap's reach.
+br_bench() {
+  local work=$1 mpi=$2 n i v out rd k exe ownflags dropflags libs
+  ownflags=$(xt_instrument "$mpi" "$work/own/build" "$br_spec") &&
+    dropflags=$(xt_instrument "$mpi" "$work/drop-in/build" "$br_spec" "$work/haloswap") &&
+    xt_same_labels "$work/own/build" "$work/drop-in/build" || return 1
+  libs=$(PKG_CONFIG_PATH=$work/haloswap/lib/pkgconfig pkg-config --libs --static haloswap-fortran)
+  br_log "bench: both builds relinked in the scratch copy as build/brams-6.0-xt through BRAMS's make variables EXE (the program) and MPI_LIB (the link line's last word): own: make EXE=$work/own/build/brams-6.0-xt MPI_LIB='$ownflags'; drop-in: make EXE=$work/drop-in/build/brams-6.0-xt MPI_LIB='<haloswap's libraries> $dropflags' (xtimer.c wraps $(cut -d' ' -f2 "$work/own/build/xtimer/wrapped" | paste -sd' '))"
+  br_xt_link "$work/own" "$ownflags" && br_xt_link "$work/drop-in" "$dropflags" "$libs" || return 1
+  rm -rf "$work/xt"
+  for n in $br_bench_ranks; do
+    rd=$work/runs/bench-$n
+    rm -rf "$rd/cal" && mkdir -p "$rd/cal"
+    if ! br_steps=1 br_run "$rd" "$work/own/build/brams-6.0-xt" "$mpi" "$n" \
+         "HS_XTIMER_DIR=$rd/cal"; then
+      echo "check-real-code brams: the bench's 1-step run failed ($rd/run.log)" >&2
+      return 1
+    fi
+    k=$(cat "$rd"/cal/rank.* | awk '$1 != "skipped" && $1 != "bytes" { print $2 }' | sort -n | head -1)
+    br_log "bench, $n ranks: set-up and the first step make ${k:-0} calls of each routine; the timed runs skip them (HS_XTIMER_SKIP) and time $((br_steps - 1)) steps"
+    for i in $(seq "$HS_CHECK_BENCH"); do
+      for v in own $(br_bench_variants "$mpi" "$n"); do
+        out=$work/xt/$n/$v/r$i
+        mkdir -p "$out"
+        printf 'load %s\n' "$(cut -d' ' -f1 /proc/loadavg)" >"$out/meta"
+        if [ "$v" = own ]; then exe=$work/own/build/brams-6.0-xt; set --
+        else
+          exe=$work/drop-in/build/brams-6.0-xt
+          set -- "HALOSWAP_TRANSPORT=$v"
+          [ "$v" != shmem ] || set -- "$@" HALOSWAP_SHMEM=1 OMPI_MCA_osc=^rdma
+        fi
+        if br_run "$rd" "$exe" "$mpi" "$n" "HS_XTIMER_DIR=$out" "HS_XTIMER_SKIP=${k:-0}" "$@"; then
+          printf 'steps %s\ncode %s\ncodewhat %s\n' $((br_steps - 1)) "$(cat "$rd/wall")" \
+            "BRAMS's wall time per run (all steps, set-up included), s" >>"$out/meta"
+          hs_progress "bench round $i, $n ranks, $v, $mpi: ran ($(cat "$rd/wall") s)"
+        else
+          echo "check-real-code brams: bench run failed ($v, $n ranks; $rd/run.log)" >&2
+          rm -rf "$out"
+        fi
+      done
+    done
+  done
+  xt_table "$work/xt"
+}
+
 if [ "$HS_CHECK_LIST" = 1 ]; then
   echo "brams check of ${HS_CHECK_SRC:-CHECKOUT (not read by --list)}, scratch directory $HS_CHECK_WORK"
   for mpi in $HS_CHECK_MPIS; do
@@ -287,7 +423,10 @@ if [ "$HS_CHECK_LIST" = 1 ]; then
     hs_list_build "BRAMS's own module ($mpi)" 2400
     hs_list_build "haloswap's drop-in ($mpi, rebuilds what uses ModMessageSet and ModComm)" 1200
     [ "$HS_CHECK_MODE" = build ] && continue
-    hs_list_runs "$(br_label "$br_dyn")" "${HS_CHECK_RANKS:-$br_ranks}" $((nt + 1)) 20
+    hs_list_runs "$(br_label "$br_dyn")" "$(br_matrix_ranks)" $((nt + 1)) 20
+    [ "$HS_CHECK_BENCH" -eq 0 ] ||
+      hs_list_runs "bench ($HS_CHECK_BENCH rounds)" "$br_bench_ranks" \
+        $(((nt + 2) * HS_CHECK_BENCH + 1)) 20
   done
   hs_list_end "measured on a loaded 2-core machine: the own build ~40 min, a run 5-20 s"
 fi
@@ -311,7 +450,7 @@ for mpi in $HS_CHECK_MPIS; do
   # shellcheck disable=SC2046
   hs_say_env "$mpi" $(br_launch_env "$mpi")
   name=$(br_label "$br_dyn")
-  for n in ${HS_CHECK_RANKS:-$br_ranks}; do
+  for n in $(br_matrix_ranks); do
     if ! br_run "$work/runs/own-$n" "$work/own/build/brams-6.0" "$mpi" "$n"; then
       hs_table_row "$name" "$n" own "$mpi" FAILED "see $work/runs/own-$n/run.log"
       continue
@@ -339,27 +478,18 @@ for mpi in $HS_CHECK_MPIS; do
       res=$(br_compare "$work/runs/own-$n/dataout/ANL" "$work/runs/dropin-$n/dataout/ANL")
       hs_table_row "$name" "$n" "$t" "$mpi" "${res%% *}" "${res#* }"
     done
-    # The comparison is sensitive: one received value one ulp off (the drop-in's
-    # HALOSWAP_BRAMS_ULP) must change the output. Once, at the first rank count above 1.
-    if [ "$n" -gt 1 ] && [ -z "${br_ulp_done:-}" ]; then
+    # the sensitivity run, once, at the first rank count above 1 (br_sensitivity)
+    if [ "$n" -gt 1 ] && [ -z "${br_ulp_done:-}" ] && [ "$br_ulp" != none ]; then
       br_ulp_done=1
-      if br_run "$work/runs/ulp-$n" "$dropin" "$mpi" "$n" HALOSWAP_TRANSPORT=p2p \
-           HALOSWAP_BRAMS_ULP=AcouRecvU; then
-        res=$(br_compare "$work/runs/own-$n/dataout/ANL" "$work/runs/ulp-$n/dataout/ANL")
-        what=$(grep -m1 'HALOSWAP_BRAMS_ULP' "$work/runs/ulp-$n/run.log" | sed 's/.*HALOSWAP_BRAMS_ULP: //')
-        if [ "${res%% *}" = DIFFERS ]; then res="sensitive ${what:-?}; output: ${res#* }"
-        else res="INSENSITIVE ${what:-?}: the output did not change"
-          HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
-        fi
-      else
-        res="FAILED see $work/runs/ulp-$n/run.log"
-        HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
-      fi
-      printf '| %-32s | %5s | %-16s | %-7s | %-9s | %s\n' "$name, one ulp off" "$n" p2p "$mpi" \
-        "${res%% *}" "${res#* }" >>"$HS_CHECK_TABLE"
-      hs_progress "$name, $n ranks, one received value one ulp off, $mpi: ${res%% *}"
+      br_sensitivity "$work" "$dropin" "$mpi" "$n" "$name"
     fi
   done
+  if [ "$HS_CHECK_BENCH" -gt 0 ] && [ -n "$dropin" ]; then
+    echo
+    echo "Timing ($mpi, $(br_label "$br_dyn"), $HS_CHECK_BENCH interleaved rounds, the exclusive"
+    echo "exchange timer in both builds; BRAMS's own measure: its wall time per run)"
+    br_bench "$work" "$mpi" || HS_CHECK_FAILS=$((HS_CHECK_FAILS + 1))
+  fi
 done
 [ "$HS_CHECK_KEEP" = 1 ] || { rm -rf "$HS_CHECK_WORK"; HS_CHECK_BUILDS=""; }
 exit $((HS_CHECK_FAILS > 0))

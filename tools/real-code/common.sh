@@ -72,13 +72,13 @@ hs_nc_bitdiff() {
 }
 
 # hs_options CODE OPTION...: stops with a message when an option the code's check does not
-# take was given (OPTION: --input --layout --size --steps --time --dyncore --tests-only
-# --case-only).
+# take was given (OPTION: --input --layout --size --steps --time --dyncore --sensitivity
+# --tests-only --case-only).
 hs_options() {
   local c=$1 o var
   shift
   for o in input:HS_CHECK_INPUTS layout:HS_CHECK_LAYOUT size:HS_CHECK_SIZE steps:HS_CHECK_STEPS \
-           time:HS_CHECK_TIME dyncore:HS_CHECK_DYNCORE; do
+           time:HS_CHECK_TIME dyncore:HS_CHECK_DYNCORE sensitivity:HS_CHECK_SENSITIVITY; do
     var=${o#*:}
     [ -z "${!var}" ] || [[ " $* " == *" --${o%%:*} "* ]] ||
       hs_die "--${o%%:*} '${!var}': the $c check has no such setting (it takes: $*; docs/real-codes.md)"

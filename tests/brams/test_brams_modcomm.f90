@@ -225,11 +225,12 @@ contains
   ! The node whose widened box holds global point (gx, gy); 0 for none
   integer function owner(gx, gy)
     integer, intent(in) :: gx, gy
-    integer :: p, lo(2), hi(2)
-    owner = 0
+    integer :: lo(2, nmachs), hi(2, nmachs), p
     do p = 1, nmachs
-      call box(p, lo, hi)
-      if (gx >= lo(1) .and. gx <= hi(1) .and. gy >= lo(2) .and. gy <= hi(2)) owner = p
+      call box(p, lo(:, p), hi(:, p))
     end do
+    ! (boxes do not overlap: at most one holds the point)
+    owner = findloc(lo(1, :) <= gx .and. gx <= hi(1, :) .and. lo(2, :) <= gy .and. &
+         gy <= hi(2, :), .true., dim=1)
   end function owner
 end program test_brams_modcomm

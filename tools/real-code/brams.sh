@@ -165,6 +165,12 @@ br_stale() {
              echo "${f%.mod}"
          done | paste -sd'|') || true # (the loop's status is its last file's)
   mods=${mods:-modmessageset}
+  # their module files too: a source make rebuilds before a module it uses (the missing
+  # dependencies) would otherwise read the old file and write its own module unchanged, with
+  # ModMessageSet's old types, which no later pass replaces ("Reading module 'chem_sources.mod'
+  # ...: Expected left parenthesis"); without the file the source fails and the next pass
+  # builds it (br_make)
+  for f in ${mods//|/ }; do rm -f "$dir/build/$f.mod"; done
   while IFS= read -r f; do
     f=$(basename "$f")
     [ -f "$dir/build/${f%.*}.o" ] || continue

@@ -341,6 +341,9 @@ static void report(hs_plan p, const auto_t *t, int table, char *buf, size_t len)
     else
       hs__appendf(buf, len, &n, "median %.1f [%.1f-%.1f] over %d rounds", c->med, c->min,
                   c->max, c->nrounds);
+    if (c->fin > 0)
+      hs__appendf(buf, len, &n, ", final %.1f (%d rounds x %d swaps)", c->fin, AUTO_FINAL_ROUNDS,
+                  t->final_swaps);
     if (table) hs__appendf(buf, len, &n, "%s\n", i == t->chosen ? "  <- chosen" : "");
   }
   if (!table) hs__appendf(buf, len, &n, ")");

@@ -7,6 +7,7 @@
 
 #define AUTO_MAX_CAND 24
 #define AUTO_MAX_ROUNDS 64
+#define AUTO_FINAL_ROUNDS 3 /* the final between the two closest (trial.c) */
 
 typedef struct {
   char candidates[HS_OPT_VAL_LEN];
@@ -22,12 +23,14 @@ typedef struct {
   double t[AUTO_MAX_ROUNDS];
   int nrounds;       /* scored rounds it ran (fewer when dropped as clearly slower) */
   double dropped;    /* > 0: dropped in warm-up, us per swap of that round */
+  double fin;        /* > 0: us per swap in the final (the median of its rounds) */
 } auto_cand;
 
 typedef struct {
   int n, chosen, rounds, swaps;
   int scored;               /* scored rounds run (budget, re-measuring) */
   int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
+  int final_swaps;          /* > 0: the two closest ran a final of rounds this long */
   double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
   double t0;                /* hs__wtime() when setup began (the budget counts from it) */
   double budget;            /* seconds; 0: none */

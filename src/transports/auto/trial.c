@@ -57,12 +57,50 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    in AUTO_AGREE of the rounds, paired round by round; if not, the rounds disagree and the
  *    candidates left run `rounds` more, once. Scored rounds stop when the budget (counted from
  *    the start of setup) is spent, three at least.
- * The choice: the lowest median over the scored rounds. */
+ * 5. A final, when the scored rounds were shorter than AUTO_FINAL_SWAPS (a slow swap, a tight
+ *    budget: under load) and the runner-up's median is within AUTO_FINAL_CLOSE of the
+ *    leader's (step 3 then keeps the runner-up): the two run AUTO_FINAL_ROUNDS paired rounds
+ *    of up to AUTO_FINAL_SWAPS swaps, order alternating. Short rounds under load can hide,
+ *    even invert, a steady-state lead (MPICH, two busy loops: shm 1.5-1.7x ahead of cma in
+ *    rounds of 10 swaps, 1.5x behind in rounds of 2). Scored rounds leave its time in the
+ *    budget.
+ * The choice: the lowest median over the scored rounds, or the final's winner (its median). */
 #define AUTO_WARM 4
 #define AUTO_HOPELESS_FIRST 20.0
 #define AUTO_HOPELESS 8.0
 #define AUTO_DROP 1.5
 #define AUTO_AGREE (2.0 / 3.0)
+#define AUTO_FINAL_CLOSE 2.0
+#define AUTO_FINAL_SWAPS 10
+
+/* Seconds the final would take: its rounds of the leader and the runner-up, from their
+ * medians (us per swap). */
+static double final_cost(const auto_t *t, int best, int second, int swaps) {
+  if (t->swaps >= AUTO_FINAL_SWAPS || best < 0 || second < 0 ||
+      t->c[second].score > AUTO_FINAL_CLOSE * t->c[best].score)
+    return 0;
+  return AUTO_FINAL_ROUNDS * swaps * (t->c[best].score + t->c[second].score) * 1e-6;
+}
+
+/* The final (step 5): returns the winner of best and second, each one's median of the final
+ * rounds in its `fin`. */
+static int final_round(hs_plan p, auto_t *t, int best, int second, int swaps) {
+  double local[2 * AUTO_FINAL_ROUNDS], global[2 * AUTO_FINAL_ROUNDS];
+  int who[2] = {best, second};
+  for (int r = 0; r < AUTO_FINAL_ROUNDS; r++)
+    for (int k = 0; k < 2; k++) {
+      int c = (k + r) % 2;
+      local[2 * r + c] = run_round(p, &t->c[who[c]], swaps);
+    }
+  MPI_Allreduce(local, global, 2 * AUTO_FINAL_ROUNDS, MPI_DOUBLE, MPI_MAX, p->comm);
+  for (int c = 0; c < 2; c++) {
+    double v[AUTO_FINAL_ROUNDS];
+    for (int r = 0; r < AUTO_FINAL_ROUNDS; r++) v[r] = global[2 * r + c] * 1e6;
+    t->c[who[c]].fin = median_of(v, AUTO_FINAL_ROUNDS, NULL, NULL);
+  }
+  t->final_swaps = swaps;
+  return t->c[second].fin < t->c[best].fin ? second : best;
+}
 
 /* The alive candidate with the lowest median over the `scored` rounds, and the runner-up
  * (-1 if none); each candidate's score set to its median. */
@@ -149,7 +187,9 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
       t->remeasured = 1; /* once: `rounds` more of the candidates left */
       planned += t->rounds;
     }
-    if (scored >= 3 && t->budget > 0 && spent > t->budget) break;
+    if (scored >= 3 && t->budget > 0 &&
+        spent + final_cost(t, best, second, AUTO_FINAL_SWAPS) > t->budget)
+      break;
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
       int i = (k + r) % t->n;
@@ -176,13 +216,23 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
     best = leaders(t, alive, scored, &second);
     if (scored < 3) continue;
     for (int i = 0; i < t->n; i++)
-      if (alive[i] && i != best && t->c[i].min > AUTO_DROP * t->c[best].score) {
+      if (alive[i] && i != best && !(i == second && final_cost(t, best, second, 1) > 0) &&
+          t->c[i].min > AUTO_DROP * t->c[best].score) {
         alive[i] = 0;
         t->c[i].nrounds = scored;
       }
     best = leaders(t, alive, scored, &second);
   }
   t->scored = scored;
+  /* The final: AUTO_FINAL_SWAPS per round, fewer if that is what the budget has left, but
+   * longer than the scored rounds (else it would measure what they did). */
+  if (final_cost(t, best, second, 1) > 0) {
+    int fs = AUTO_FINAL_SWAPS;
+    double left = t->budget - hs__auto_elapsed(p, t);
+    while (t->budget > 0 && fs > swaps + 1 && final_cost(t, best, second, fs) > left) fs--;
+    if (t->budget <= 0 || final_cost(t, best, second, fs) <= left)
+      best = final_round(p, t, best, second, fs);
+  }
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];
     if (!c->plan) continue;

@@ -40,7 +40,7 @@ def plot(args, times, mpis, configs, variants):
         print("no plot: matplotlib is not installed (tools/install-deps.sh installs it)")
         return
     markers = "osD^vPX*<>"
-    fig, axes = plt.subplots(1, len(mpis), figsize=(6.5 * len(mpis), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(mpis), figsize=(8.5 * len(mpis), 4.8), squeeze=False)
     for ax, mpi in zip(axes[0], mpis):
         for k, v in enumerate(variants):
             xs, ys, lo, hi = [], [], [], []
@@ -57,8 +57,13 @@ def plot(args, times, mpis, configs, variants):
                 lo.append(y - min(t) / base)
                 hi.append(max(t) / base - y)
             if xs:
-                ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[k % len(markers)] + "-",
-                            label=v, capsize=2, linewidth=0.8, markersize=5)
+                # haloswap's variants in colour, the peer's own in greys, dashed
+                ours = v.startswith("hs:")
+                n = [w for w in variants if w.startswith("hs:") == ours].index(v)
+                colour = plt.get_cmap("tab10")(n % 10) if ours else str(0.1 + 0.15 * (n % 5))
+                ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[n % len(markers)] +
+                            ("-" if ours else "--"), color=colour, label=v, capsize=2,
+                            linewidth=0.8, markersize=5)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         for y in args.plot_target:
             ax.axhline(y, color="0.4", linewidth=0.8, linestyle=":")
@@ -74,7 +79,7 @@ def plot(args, times, mpis, configs, variants):
         ax.set_ylabel(f"time / {args.plot_base} (median; bars: min-max)")
         ax.set_title(f"{args.title} {mpi}".strip())
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(args.plot, dpi=110)
     plt.close(fig)

@@ -63,7 +63,8 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    of up to AUTO_FINAL_SWAPS swaps, order alternating. Short rounds under load can hide,
  *    even invert, a steady-state lead (MPICH, two busy loops: shm 1.5-1.7x ahead of cma in
  *    rounds of 10 swaps, 1.5x behind in rounds of 2). Scored rounds leave its time in the
- *    budget.
+ *    budget; where they could not (three rounds are the minimum), it runs past the budget
+ *    with rounds of at least AUTO_FINAL_MIN swaps (and twice the scored rounds').
  * The choice: the lowest median over the scored rounds, or the final's winner (its median). */
 #define AUTO_WARM 4
 #define AUTO_HOPELESS_FIRST 20.0
@@ -72,6 +73,7 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
 #define AUTO_AGREE (2.0 / 3.0)
 #define AUTO_FINAL_CLOSE 2.0
 #define AUTO_FINAL_SWAPS 10
+#define AUTO_FINAL_MIN 5
 
 /* Seconds the final would take: its rounds of the leader and the runner-up, from their
  * medians (us per swap). */
@@ -225,13 +227,14 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
   }
   t->scored = scored;
   /* The final: AUTO_FINAL_SWAPS per round, fewer if that is what the budget has left, but
-   * longer than the scored rounds (else it would measure what they did). */
+   * never fewer than AUTO_FINAL_MIN: like the first three scored rounds it is part of the
+   * minimum work, run past the budget if need be (with many candidates, three rounds of
+   * each can spend it all), since without it short rounds decide alone. */
   if (final_cost(t, best, second, 1) > 0) {
-    int fs = AUTO_FINAL_SWAPS;
+    int fs = AUTO_FINAL_SWAPS, least = 2 * swaps > AUTO_FINAL_MIN ? 2 * swaps : AUTO_FINAL_MIN;
     double left = t->budget - hs__auto_elapsed(p, t);
-    while (t->budget > 0 && fs > swaps + 1 && final_cost(t, best, second, fs) > left) fs--;
-    if (t->budget <= 0 || final_cost(t, best, second, fs) <= left)
-      best = final_round(p, t, best, second, fs);
+    while (t->budget > 0 && fs > least && final_cost(t, best, second, fs) > left) fs--;
+    best = final_round(p, t, best, second, fs);
   }
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];

@@ -122,11 +122,5 @@ done
 echo
 echo "cartex's own timing: its 'median (s)' of one exchange of all fields (rank 0), per launch;"
 echo "below the median over $PB_LAUNCHES launches. MPI = the faster of cartex's two mpi_comm variants."
-# The system python3: install-deps.sh gives it matplotlib (a pyenv python3 may lack it).
-py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-"$py" "$here/peer-bench/table.py" "$results" \
-  --plot "$PB_WORK/cartex.png" --plot-base best:mpi_comm --plot-target 0.5 --title cartex \
-  --ratio "best/MPI=best:hs:/best:mpi_comm" --ratio "best/GHEX=best:hs:/ghex_comm" \
-  --ratio "p2p/MPI=hs:p2p/best:mpi_comm"
-echo
-echo "results: $results"
+pb_table best:mpi_comm --ratio "best/MPI=best:hs:/best:mpi_comm" \
+  --ratio "best/GHEX=best:hs:/ghex_comm" --ratio "p2p/MPI=hs:p2p/best:mpi_comm"

@@ -101,10 +101,4 @@ done
 echo
 echo "Comb's own timing: per cycle, the sum of its post-recv, post-send, wait-recv and wait-send"
 echo "averages (Comb's summary file); memcpy = Comb's copy_sync of every variable's whole mesh."
-# The system python3: install-deps.sh gives it matplotlib (a pyenv python3 may lack it).
-py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-"$py" "$here/peer-bench/table.py" "$results" \
-  --plot "$PB_WORK/comb.png" --plot-base best:mpi --plot-target 0.5 --title Comb \
-  --ratio "best/memcpy=best:hs:/best:memcpy" --ratio "best/MPI=best:hs:/best:mpi"
-echo
-echo "results: $results"
+pb_table best:mpi --ratio "best/memcpy=best:hs:/best:memcpy" --ratio "best/MPI=best:hs:/best:mpi"

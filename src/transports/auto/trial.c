@@ -57,8 +57,8 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    in AUTO_AGREE of the rounds, paired round by round; if not, the rounds disagree and the
  *    candidates left run `rounds` more, once. Scored rounds stop when the budget (counted from
  *    the start of setup) is spent, three at least.
- * 5. A final, when the scored rounds were shorter than AUTO_FINAL_SWAPS (a slow swap, a tight
- *    budget: under load) and the runner-up's median is within AUTO_FINAL_CLOSE of the
+ * 5. A final, when the scored rounds were shorter than AUTO_FINAL_SWAPS (a slow swap or a
+ *    tight budget) and the runner-up's median is within AUTO_FINAL_CLOSE of the
  *    leader's (step 3 then keeps the runner-up): the two run AUTO_FINAL_ROUNDS paired rounds
  *    of up to AUTO_FINAL_SWAPS swaps, order alternating. Short rounds under load can hide,
  *    even invert, a steady-state lead (MPICH, two busy loops: shm 1.5-1.7x ahead of cma in

@@ -58,13 +58,12 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    candidates left run `rounds` more, once. Scored rounds stop when the budget (counted from
  *    the start of setup) is spent, three at least.
  * 5. A final, when the scored rounds were shorter than AUTO_FINAL_SWAPS (a slow swap or a
- *    tight budget) and the runner-up's median is within AUTO_FINAL_CLOSE of the
- *    leader's (step 3 then keeps the runner-up): the two run AUTO_FINAL_ROUNDS paired rounds
- *    of up to AUTO_FINAL_SWAPS swaps, order alternating. Short rounds under load can hide,
- *    even invert, a steady-state lead (MPICH, two busy loops: shm 1.5-1.7x ahead of cma in
- *    rounds of 10 swaps, 1.5x behind in rounds of 2). Scored rounds leave its time in the
- *    budget; where they could not (three rounds are the minimum), it runs past the budget
- *    with rounds of at least AUTO_FINAL_MIN swaps (and twice the scored rounds').
+ *    tight budget) and others are within AUTO_FINAL_CLOSE of the leader's median: the
+ *    fastest AUTO_FINAL_MAX of those (step 3 keeps them) run AUTO_FINAL_ROUNDS rounds of
+ *    AUTO_FINAL_SWAPS swaps each, the order rotated. Short rounds right after a barrier can
+ *    invert a steady-state order (MPICH, two busy loops: in rounds of 2 swaps `cma` and
+ *    `p2p` look 1.5-2x faster than they run, `shm` 1.7x slower). Scored rounds leave its time
+ *    in the budget; where they could not (three rounds are the minimum), it runs past it.
  * The choice: the lowest median over the scored rounds, or the final's winner (its median). */
 #define AUTO_WARM 4
 #define AUTO_HOPELESS_FIRST 20.0
@@ -73,35 +72,58 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
 #define AUTO_AGREE (2.0 / 3.0)
 #define AUTO_FINAL_CLOSE 2.0
 #define AUTO_FINAL_SWAPS 10
-#define AUTO_FINAL_MIN 5
+#define AUTO_FINAL_MAX 3
 
-/* Seconds the final would take: its rounds of the leader and the runner-up, from their
- * medians (us per swap). */
-static double final_cost(const auto_t *t, int best, int second, int swaps) {
-  if (t->swaps >= AUTO_FINAL_SWAPS || best < 0 || second < 0 ||
-      t->c[second].score > AUTO_FINAL_CLOSE * t->c[best].score)
-    return 0;
-  return AUTO_FINAL_ROUNDS * swaps * (t->c[best].score + t->c[second].score) * 1e-6;
+static int in_set(const int *set, int n, int i) {
+  for (int k = 0; k < n; k++)
+    if (set[k] == i) return 1;
+  return 0;
 }
 
-/* The final (step 5): returns the winner of best and second, each one's median of the final
- * rounds in its `fin`. */
-static int final_round(hs_plan p, auto_t *t, int best, int second, int swaps) {
-  double local[2 * AUTO_FINAL_ROUNDS], global[2 * AUTO_FINAL_ROUNDS];
-  int who[2] = {best, second};
-  for (int r = 0; r < AUTO_FINAL_ROUNDS; r++)
-    for (int k = 0; k < 2; k++) {
-      int c = (k + r) % 2;
-      local[2 * r + c] = run_round(p, &t->c[who[c]], swaps);
-    }
-  MPI_Allreduce(local, global, 2 * AUTO_FINAL_ROUNDS, MPI_DOUBLE, MPI_MAX, p->comm);
-  for (int c = 0; c < 2; c++) {
-    double v[AUTO_FINAL_ROUNDS];
-    for (int r = 0; r < AUTO_FINAL_ROUNDS; r++) v[r] = global[2 * r + c] * 1e6;
-    t->c[who[c]].fin = median_of(v, AUTO_FINAL_ROUNDS, NULL, NULL);
+/* The final's candidates (step 5), fastest first: up to AUTO_FINAL_MAX alive ones within
+ * AUTO_FINAL_CLOSE of the leader's median; none (0) when the rounds were long enough or only
+ * the leader is that close. */
+static int final_set(const auto_t *t, const int *alive, int best, int *set) {
+  if (t->swaps >= AUTO_FINAL_SWAPS || best < 0) return 0;
+  int close[AUTO_MAX_CAND], n = 0;
+  for (int i = 0; i < t->n; i++) {
+    if (!alive[i] || t->c[i].score > AUTO_FINAL_CLOSE * t->c[best].score) continue;
+    int k = n++;
+    for (; k > 0 && t->c[close[k - 1]].score > t->c[i].score; k--) close[k] = close[k - 1];
+    close[k] = i;
   }
-  t->final_swaps = swaps;
-  return t->c[second].fin < t->c[best].fin ? second : best;
+  if (n > AUTO_FINAL_MAX) n = AUTO_FINAL_MAX;
+  memcpy(set, close, (size_t)n * sizeof *set);
+  return n > 1 ? n : 0;
+}
+
+/* Seconds the final would take, from its candidates' medians (us per swap). */
+static double final_cost(const auto_t *t, const int *alive, int best) {
+  int set[AUTO_FINAL_MAX], n = final_set(t, alive, best, set);
+  double s = 0;
+  for (int k = 0; k < n; k++) s += t->c[set[k]].score;
+  return AUTO_FINAL_ROUNDS * AUTO_FINAL_SWAPS * s * 1e-6;
+}
+
+/* The final (step 5): rounds of AUTO_FINAL_SWAPS swaps of each of set[0..n), the order
+ * rotated; returns the one with the lowest median, each one's median in its `fin`. */
+static int final_round(hs_plan p, auto_t *t, const int *set, int n) {
+  double local[AUTO_FINAL_ROUNDS * AUTO_FINAL_MAX], global[AUTO_FINAL_ROUNDS * AUTO_FINAL_MAX];
+  for (int r = 0; r < AUTO_FINAL_ROUNDS; r++)
+    for (int k = 0; k < n; k++) {
+      int c = (k + r) % n;
+      local[r * n + c] = run_round(p, &t->c[set[c]], AUTO_FINAL_SWAPS);
+    }
+  MPI_Allreduce(local, global, AUTO_FINAL_ROUNDS * n, MPI_DOUBLE, MPI_MAX, p->comm);
+  int won = set[0];
+  for (int c = 0; c < n; c++) {
+    double v[AUTO_FINAL_ROUNDS];
+    for (int r = 0; r < AUTO_FINAL_ROUNDS; r++) v[r] = global[r * n + c] * 1e6;
+    t->c[set[c]].fin = median_of(v, AUTO_FINAL_ROUNDS, NULL, NULL);
+    if (t->c[set[c]].fin < t->c[won].fin) won = set[c];
+  }
+  t->final_swaps = AUTO_FINAL_SWAPS;
+  return won;
 }
 
 /* The alive candidate with the lowest median over the `scored` rounds, and the runner-up
@@ -189,9 +211,7 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
       t->remeasured = 1; /* once: `rounds` more of the candidates left */
       planned += t->rounds;
     }
-    if (scored >= 3 && t->budget > 0 &&
-        spent + final_cost(t, best, second, AUTO_FINAL_SWAPS) > t->budget)
-      break;
+    if (scored >= 3 && t->budget > 0 && spent + final_cost(t, alive, best) > t->budget) break;
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
       int i = (k + r) % t->n;
@@ -217,8 +237,9 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
     scored++;
     best = leaders(t, alive, scored, &second);
     if (scored < 3) continue;
+    int keep[AUTO_FINAL_MAX], nkeep = final_set(t, alive, best, keep);
     for (int i = 0; i < t->n; i++)
-      if (alive[i] && i != best && !(i == second && final_cost(t, best, second, 1) > 0) &&
+      if (alive[i] && i != best && !in_set(keep, nkeep, i) &&
           t->c[i].min > AUTO_DROP * t->c[best].score) {
         alive[i] = 0;
         t->c[i].nrounds = scored;
@@ -226,16 +247,11 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
     best = leaders(t, alive, scored, &second);
   }
   t->scored = scored;
-  /* The final: AUTO_FINAL_SWAPS per round, fewer if that is what the budget has left, but
-   * never fewer than AUTO_FINAL_MIN: like the first three scored rounds it is part of the
-   * minimum work, run past the budget if need be (with many candidates, three rounds of
-   * each can spend it all), since without it short rounds decide alone. */
-  if (final_cost(t, best, second, 1) > 0) {
-    int fs = AUTO_FINAL_SWAPS, least = 2 * swaps > AUTO_FINAL_MIN ? 2 * swaps : AUTO_FINAL_MIN;
-    double left = t->budget - hs__auto_elapsed(p, t);
-    while (t->budget > 0 && fs > least && final_cost(t, best, second, fs) > left) fs--;
-    best = final_round(p, t, best, second, fs);
-  }
+  /* The final: like the first three scored rounds it is part of the minimum work, run past
+   * the budget if need be (with many candidates, three rounds of each can spend it all):
+   * without it short rounds decide alone. */
+  int set[AUTO_FINAL_MAX], nfinal = final_set(t, alive, best, set);
+  if (nfinal) best = final_round(p, t, set, nfinal);
   for (int i = 0; i < t->n; i++) {
     auto_cand *c = &t->c[i];
     if (!c->plan) continue;

@@ -7,7 +7,7 @@
 
 #define AUTO_MAX_CAND 24
 #define AUTO_MAX_ROUNDS 64
-#define AUTO_FINAL_ROUNDS 3 /* the final between the two closest (trial.c) */
+#define AUTO_FINAL_ROUNDS 3 /* rounds of the final among the closest (trial.c) */
 
 typedef struct {
   char candidates[HS_OPT_VAL_LEN];
@@ -30,7 +30,7 @@ typedef struct {
   int n, chosen, rounds, swaps;
   int scored;               /* scored rounds run (budget, re-measuring) */
   int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
-  int final_swaps;          /* > 0: the two closest ran a final of rounds this long */
+  int final_swaps;          /* > 0: swaps per round of the final among the closest */
   double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
   double t0;                /* hs__wtime() when setup began (the budget counts from it) */
   double budget;            /* seconds; 0: none */

@@ -42,12 +42,11 @@ def plot(args, times, mpis, configs, variants):
     markers = "osD^vPX*<>"
     fig, axes = plt.subplots(1, len(mpis), figsize=(8.5 * len(mpis), 4.8), squeeze=False)
     for ax, mpi in zip(axes[0], mpis):
+        bases = [pick(args.plot_base, {w: statistics.median(t) for (m, cc, w), t in times.items()
+                                       if m == mpi and cc == c})[0] for c in configs]
         for k, v in enumerate(variants):
             xs, ys, lo, hi = [], [], [], []
-            for x, c in enumerate(configs):
-                med = {w: statistics.median(t) for (m, cc, w), t in times.items()
-                       if m == mpi and cc == c}
-                base, _ = pick(args.plot_base, med)
+            for x, (c, base) in enumerate(zip(configs, bases)):
                 t = times.get((mpi, c, v))
                 if not t or not base:
                     continue

@@ -239,6 +239,7 @@ static int auto_setup(hs_plan p) {
   }
   t->chosen = best;
   t->trial_s = hs__wtime() - t_trial;
+  t->all_s = hs__wtime() - t->t0;
   for (int i = 0; i < t->n; i++)
     if (i != best && t->c[i].plan) hs_plan_free(&t->c[i].plan);
   hs_plan_reset_stats(t->c[best].plan);
@@ -317,9 +318,9 @@ static void report(hs_plan p, const auto_t *t, int table, char *buf, size_t len)
   if (table)
     hs__appendf(buf, len, &n, "haloswap auto: %d ranks, %d fields: chose %s (%d rounds x %d "
                 "swaps%s; per round the slowest rank's mean; score = the median of the rounds; "
-                "plans %.3f s (made and checked), trial %.3f s, budget %.3f s)\n", p->size,
-                p->nfields, t->c[t->chosen].spec, t->scored, t->swaps, again, t->create_s,
-                t->trial_s, t->budget);
+                "plans %.3f s (made and checked), trial %.3f s, %.3f s since setup began, budget "
+                "%.3f s)\n", p->size, p->nfields, t->c[t->chosen].spec, t->scored, t->swaps,
+                again, t->create_s, t->trial_s, t->all_s, t->budget);
   else if (t->rounds == 0)
     hs__appendf(buf, len, &n, "; auto chose %s (the only usable candidate, not timed:",
                 t->c[t->chosen].spec);

@@ -32,6 +32,7 @@ typedef struct {
   int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
   int final_swaps;          /* > 0: swaps per round of the final among the closest */
   double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
+  double all_s;             /* seconds from setup's start to the choice (what the budget bounds) */
   double t0;                /* hs__wtime() when setup began (the budget counts from it) */
   double budget;            /* seconds; 0: none */
   auto_cand c[AUTO_MAX_CAND];

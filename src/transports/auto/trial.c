@@ -3,6 +3,7 @@
  * checks the candidates, then calls hs__auto_trial). */
 #include "auto.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +50,11 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    builds, first touch of buffers and windows); one over AUTO_HOPELESS x the round's best,
  *    and at its timed swap over AUTO_HOPELESS x the fastest, is dropped (it cannot win; under
  *    load it would dominate the trial): two timings apart in time, not one stall.
- * 3. Scored rounds, interleaved with the order rotated, so that a burst of load falls on
+ * 3. Before them, from the last warm-up round: fewer swaps per round (2 at the least), then
+ *    fewer candidates from the end of the list (not its first AUTO_KEEP_FIRST nor the
+ *    warm-up's fastest), until three scored rounds and the final fit in what is left of the
+ *    budget (fit_budget).
+ *    Scored rounds, interleaved with the order rotated, so that a burst of load falls on
  *    neighbours in time alike; per round the slowest rank's mean. From the third on, a
  *    candidate whose fastest round is over AUTO_DROP x the leader's median round (the lowest
  *    median) stops: even its least disturbed round loses.
@@ -62,8 +67,10 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
  *    fastest AUTO_FINAL_MAX of those (step 3 keeps them) run AUTO_FINAL_ROUNDS rounds of
  *    AUTO_FINAL_SWAPS swaps each, the order rotated. Short rounds right after a barrier can
  *    invert a steady-state order (MPICH, two busy loops: in rounds of 2 swaps `cma` and
- *    `p2p` look 1.5-2x faster than they run, `shm` 1.7x slower). Scored rounds leave its time
- *    in the budget; where they could not (three rounds are the minimum), it runs past it.
+ *    `p2p` look 1.5-2x faster than they run, `shm` 1.7x slower). Step 3 and the scored
+ *    rounds leave its time in the budget; it never shortens (a final of 5-6 swaps chose
+ *    `cma` at 1.5x `shm`, quiet), nor leaves out any of the three (the third has been the
+ *    fastest), so where the estimates fall short it runs past the budget.
  * The choice: the lowest median over the scored rounds, or the final's winner (its median). */
 #define AUTO_WARM 4
 #define AUTO_HOPELESS_FIRST 20.0
@@ -72,6 +79,9 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
 #define AUTO_AGREE (2.0 / 3.0)
 #define AUTO_FINAL_CLOSE 2.0
 #define AUTO_FINAL_SWAPS 10
+#define AUTO_KEEP_FIRST 2
+/* A warm-up round's time is a guess: under load, fitted to no margin, the final ran 0.14 s over. */
+#define AUTO_FIT_MARGIN 1.25
 #define AUTO_FINAL_MAX 3
 
 static int in_set(const int *set, int n, int i) {
@@ -103,6 +113,51 @@ static double final_cost(const auto_t *t, const int *alive, int best) {
   double s = 0;
   for (int k = 0; k < n; k++) s += t->c[set[k]].score;
   return AUTO_FINAL_ROUNDS * AUTO_FINAL_SWAPS * s * 1e-6;
+}
+
+/* Seconds the scored rounds' minimum (three of `swaps` swaps) and, when those are short, the
+ * final would take, from est[] (seconds per swap): the final counted as if among the fastest
+ * AUTO_FINAL_MAX. */
+static double minimum_cost(const auto_t *t, const int *alive, const double *est, int swaps) {
+  double v[AUTO_MAX_CAND], sum = 0, fin = 0;
+  int n = 0;
+  for (int i = 0; i < t->n; i++)
+    if (alive[i]) sum += v[n++] = est[i];
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  for (int k = 0; k < n && k < AUTO_FINAL_MAX && n > 1; k++) fin += v[k];
+  double final = swaps < AUTO_FINAL_SWAPS ? AUTO_FINAL_ROUNDS * AUTO_FINAL_SWAPS * fin : 0;
+  return 3 * swaps * sum + final;
+}
+
+/* Before the scored rounds (step 3), from the last warm-up round (est[], seconds per swap):
+ * fewer swaps per round, then fewer candidates, until the scored rounds' minimum and the
+ * final fit in what is left of the budget, with AUTO_FIT_MARGIN to spare. Candidates leave
+ * from the end of the list (the order of merit); the list's first AUTO_KEEP_FIRST and the
+ * warm-up's fastest stay: under load a short round's order is the least trusted thing there
+ * is (MPICH beside busy loops: `cma` fastest in the warm-up, `shm` in fact). */
+static void fit_budget(auto_t *t, int *alive, const double *est, double left, int *swaps) {
+  left /= AUTO_FIT_MARGIN;
+  while (*swaps > 2 && minimum_cost(t, alive, est, *swaps) > left) (*swaps)--;
+  int fastest = -1, nalive = 0;
+  for (int i = 0; i < t->n; i++)
+    if (alive[i]) {
+      nalive++;
+      if (fastest < 0 || est[i] < est[fastest]) fastest = i;
+    }
+  int out[AUTO_MAX_CAND] = {0};
+  for (int i = t->n - 1; i >= 0 && nalive > 2 && minimum_cost(t, alive, est, *swaps) > left; i--) {
+    if (!alive[i] || i == fastest || i < AUTO_KEEP_FIRST) continue;
+    alive[i] = 0;
+    out[i] = 1;
+    nalive--;
+  }
+  for (int i = 0; i < t->n; i++) {
+    if (!out[i]) continue;
+    t->c[i].dropped = est[i] * 1e6;
+    snprintf(t->c[i].reason, sizeof t->c[i].reason,
+             "not timed past the warm-up (%.1f us/swap): the budget left room for the "
+             "rounds of %d candidates", est[i] * 1e6, nalive);
+  }
 }
 
 /* The final (step 5): rounds of AUTO_FINAL_SWAPS swaps of each of set[0..n), the order
@@ -185,7 +240,7 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
     }
     if (alive[i]) sum += firstmax[i];
   }
-  int swaps = t->swaps;
+  int swaps = t->swaps, fixed = swaps != 0; /* swaps given: the budget does not change them */
   if (swaps == 0) {
     swaps = fastest > 0 ? (int)(10e-3 / fastest) + 1 : 50;
     if (swaps < 4) swaps = 4;
@@ -200,7 +255,7 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
   t->swaps = swaps;
   int warm = (AUTO_WARM + swaps - 1) / swaps;
   /* One more entry: seconds since setup began (the slowest rank's, the same everywhere). */
-  double local[AUTO_MAX_CAND + 1], global[AUTO_MAX_CAND + 1];
+  double local[AUTO_MAX_CAND + 1], global[AUTO_MAX_CAND + 1], est[AUTO_MAX_CAND] = {0};
   int scored = 0, planned = t->rounds, best = -1, second = -1;
   double spent = hs__auto_elapsed(p, t);
   for (int r = 0;; r++) {
@@ -212,6 +267,10 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
       planned += t->rounds;
     }
     if (scored >= 3 && t->budget > 0 && spent + final_cost(t, alive, best) > t->budget) break;
+    if (r == warm && t->budget > 0 && !fixed) {
+      fit_budget(t, alive, est, t->budget - spent, &swaps);
+      t->swaps = swaps;
+    }
     for (int i = 0; i < t->n; i++) local[i] = 0;
     for (int k = 0; k < t->n; k++) {
       int i = (k + r) % t->n;
@@ -222,6 +281,7 @@ int hs__auto_trial(hs_plan p, auto_t *t) {
     spent = global[t->n];
     if (r < warm) {
       double bestr = 0;
+      for (int i = 0; i < t->n; i++) est[i] = global[i];
       for (int i = 0; i < t->n; i++)
         if (alive[i] && (bestr == 0 || global[i] < bestr)) bestr = global[i];
       for (int i = 0; i < t->n; i++)

@@ -52,7 +52,8 @@ typedef struct {
    * Local. */
   int (*connect)(hs_plan p, struct hs_node *n);
   /* Publish operation n->seq: the forward's interior strips (reverse = 0) or the reverse's
-   * halo boxes (1), in n->pub or the boxes; returns the mode word readers see. */
+   * halo boxes (1), in n->pub or the boxes; returns the mode word readers see, with
+   * HS_NODE_BOXED set where a forward's data lies in the boxes only. */
   uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
   /* Forward: fill my halo from edge e, which has posted this operation. */
   int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
@@ -63,6 +64,12 @@ typedef struct {
   /* Optional: appended to the engine's part of hs_plan_describe. */
   void (*describe)(hs_plan p, struct hs_node *n, char *buf, size_t len);
 } hs_node_ops;
+/* The bit of a forward post's mode word saying its data lies in my boxes only, none in my
+ * fields: complete then returns without waiting for my readers (the caller may overwrite its
+ * fields at once), and the next post waits for them before it overwrites the boxes. Readers
+ * never see it (hs__node_mode). */
+#define HS_NODE_BOXED 0x80000000u
+
 typedef struct {
   int node_size;       /* virtual nodes of this many ranks; 0: the physical node */
   int barrier;         /* two node-wide barriers per swap instead of the counters */

@@ -40,7 +40,7 @@ int hs__node_comm(MPI_Comm comm, int node_size, MPI_Comm *node) {
   return HS_OK;
 }
 
-uint32_t hs__node_mode(const hs_node_edge *e) { return ctl_of(e->seg)->mode; }
+uint32_t hs__node_mode(const hs_node_edge *e) { return ctl_of(e->seg)->mode & ~HS_NODE_BOXED; }
 
 /* ------------------------------------------------------------------ setup */
 /* The node communicator; peers split into on-node edges and off-node peers. */
@@ -241,6 +241,7 @@ void hs__node_destroy(hs_plan p) {
     p->impl = NULL;
     return;
   }
+  hs__node_settle(p, n); /* readers of my boxes, before the window goes */
   if (n->core->ops->release) n->core->ops->release(p, n);
   hs__twosided_free(p, n->core->remote);
   hs__reverse_destroy(p, n->core->rev);

@@ -6,17 +6,36 @@
  * the roles swapped; the holder of a halo box posts it, the owner opens the edge before its
  * first read and releases it after its last, and the holder returns once every owner that
  * reads its halos has released them. Option sync=barrier (shm) replaces the counters by two
- * node-wide barriers per swap. */
+ * node-wide barriers per swap. A forward whose data lies in the owner's boxes only
+ * (HS_NODE_BOXED) returns from complete without waiting for its readers: they are waited for
+ * by the next post, before it overwrites the boxes and the control block. */
 #include "node_state.h"
 
+static int readers_done(hs_plan p, hs_node *n, uint64_t seq, int wait, int *ready);
+
+int hs__node_settle(hs_plan p, hs_node *n) {
+  struct hs_node_core *c = n->core;
+  if (!c->owed) return HS_OK;
+  int ready, rc = readers_done(p, n, c->owed, 1, &ready);
+  c->owed = 0;
+  return rc;
+}
+
 /* ------------------------------------------------------------------ operations */
-/* Publish operation n->seq to my on-node readers. They finished the previous operation (its
- * complete waited for that), so my control block and boxes are mine to overwrite. */
+/* Publish operation n->seq to my on-node readers. Once they finished the previous operation
+ * (its complete waited for that, or, boxed, hs__node_settle here), my control block and boxes
+ * are mine to overwrite. */
 int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  if (hs__failed_round(p)) /* the flag instead of data (docs/design.md, "Errors during a swap") */
+  int rc = hs__node_settle(p, n);
+  if (rc != HS_OK) return rc;
+  n->core->boxed = 0;
+  if (hs__failed_round(p)) { /* the flag instead of data (docs/design.md, "Errors during a swap") */
     ctl_of(n->seg)->failed = n->seq;
-  else
-    ctl_of(n->seg)->mode = n->core->ops->post(p, n, arrays, reverse);
+  } else {
+    uint32_t mode = n->core->ops->post(p, n, arrays, reverse);
+    ctl_of(n->seg)->mode = mode;
+    n->core->boxed = !reverse && !n->core->barrier && (mode & HS_NODE_BOXED);
+  }
   HS_MPI(MPI_Win_sync(n->core->win));
   if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
   return HS_OK;
@@ -157,7 +176,8 @@ int hs__node_test(hs_plan p, void *const *arrays, int *done) {
     int progressed;
     rc = poll_once(p, n, arrays, &progressed);
     *done = !c->left && c->remote_done;
-    if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
+    if (rc == HS_OK && *done && c->boxed) c->owed = n->seq;
+    else if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
   }
   return rc != HS_OK ? rc : c->err;
 }
@@ -186,7 +206,12 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
   }
   rc = hs__twosided_complete(p, c->remote, arrays); /* the sends */
   if (rc != HS_OK) return rc;
-  /* The caller may overwrite its interior (or I my boxes) once we return. */
+  /* The caller may overwrite its interior once we return: wait for my readers, unless they
+   * read my boxes only (the next post waits for them then). */
+  if (c->boxed) {
+    c->owed = n->seq;
+    return c->err;
+  }
   int ready;
   rc = readers_done(p, n, n->seq, 1, &ready);
   return rc != HS_OK ? rc : c->err;

@@ -40,6 +40,8 @@ struct hs_node_core {
   int remote_done;        /* every off-node message is in the halos, every send complete */
   int remote_complete;    /* hs__twosided_complete ran (the sends too): once per swap */
   int err;                /* the first failed read */
+  int boxed;              /* this forward's data lies in my boxes only (HS_NODE_BOXED) */
+  uint64_t owed;          /* an operation whose readers complete did not wait for (boxed) */
   MPI_Request bar;        /* sync=barrier: the barrier in flight (MPI_Ibarrier) */
   int bstep;              /* sync=barrier: 0 posted-barrier, 1 reads, 2 consumed-barrier, 3 done */
 };
@@ -52,5 +54,7 @@ static inline _Atomic uint64_t *consumed_of(char *seg, int j) {
 /* Publish operation n->seq to my on-node readers: the forward's strips (reverse = 0) or the
  * reverse's halo boxes (src/engines/node_protocol.c). */
 int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse);
+/* Wait for the readers of a boxed operation complete left (HS_NODE_BOXED), if any. */
+int hs__node_settle(hs_plan p, hs_node *n);
 
 #endif

@@ -127,7 +127,7 @@ static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse
     else
       hs__pack_peer(p, pe, arrays, box);
   }
-  return MODE_PACKED;
+  return MODE_PACKED | (reverse ? 0 : HS_NODE_BOXED);
 }
 
 /* A direct-mode neighbour's fields for the posted operation, in my address space; NULL (an

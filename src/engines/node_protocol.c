@@ -38,6 +38,7 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
   }
   HS_MPI(MPI_Win_sync(n->core->win));
   if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
+  if (n->core->boxed) n->core->owed = n->seq; /* whatever complete does, the next post waits */
   return HS_OK;
 }
 
@@ -176,8 +177,7 @@ int hs__node_test(hs_plan p, void *const *arrays, int *done) {
     int progressed;
     rc = poll_once(p, n, arrays, &progressed);
     *done = !c->left && c->remote_done;
-    if (rc == HS_OK && *done && c->boxed) c->owed = n->seq;
-    else if (rc == HS_OK && *done) rc = readers_done(p, n, n->seq, 0, done);
+    if (rc == HS_OK && *done && !c->boxed) rc = readers_done(p, n, n->seq, 0, done);
   }
   return rc != HS_OK ? rc : c->err;
 }
@@ -208,10 +208,7 @@ int hs__node_complete(hs_plan p, void *const *arrays) {
   if (rc != HS_OK) return rc;
   /* The caller may overwrite its interior once we return: wait for my readers, unless they
    * read my boxes only (the next post waits for them then). */
-  if (c->boxed) {
-    c->owed = n->seq;
-    return c->err;
-  }
+  if (c->boxed) return c->err;
   int ready;
   rc = readers_done(p, n, n->seq, 1, &ready);
   return rc != HS_OK ? rc : c->err;

@@ -344,7 +344,7 @@ static void report(hs_plan p, const auto_t *t, int table, char *buf, size_t len)
                   c->max, c->nrounds);
     if (c->fin > 0)
       hs__appendf(buf, len, &n, ", final %.1f (%d rounds x %d swaps)", c->fin, AUTO_FINAL_ROUNDS,
-                  t->final_swaps);
+                  AUTO_FINAL_SWAPS);
     if (table) hs__appendf(buf, len, &n, "%s\n", i == t->chosen ? "  <- chosen" : "");
   }
   if (!table) hs__appendf(buf, len, &n, ")");

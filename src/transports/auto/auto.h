@@ -7,7 +7,8 @@
 
 #define AUTO_MAX_CAND 24
 #define AUTO_MAX_ROUNDS 64
-#define AUTO_FINAL_ROUNDS 3 /* rounds of the final among the closest (trial.c) */
+#define AUTO_FINAL_ROUNDS 3 /* the final among the closest (trial.c): rounds of */
+#define AUTO_FINAL_SWAPS 10 /* swaps each, run only after scored rounds shorter than that */
 
 typedef struct {
   char candidates[HS_OPT_VAL_LEN];
@@ -30,7 +31,6 @@ typedef struct {
   int n, chosen, rounds, swaps;
   int scored;               /* scored rounds run (budget, re-measuring) */
   int remeasured;           /* the rounds disagreed: the candidates left ran `rounds` more */
-  int final_swaps;          /* > 0: swaps per round of the final among the closest */
   double create_s, trial_s; /* seconds spent creating and checking candidate plans, and timing them */
   double all_s;             /* seconds from setup's start to the choice (what the budget bounds) */
   double t0;                /* hs__wtime() when setup began (the budget counts from it) */

@@ -78,7 +78,6 @@ double hs__auto_elapsed(hs_plan p, const auto_t *t) {
 #define AUTO_DROP 1.5
 #define AUTO_AGREE (2.0 / 3.0)
 #define AUTO_FINAL_CLOSE 2.0
-#define AUTO_FINAL_SWAPS 10
 #define AUTO_KEEP_FIRST 2
 /* A warm-up round's time is a guess: under load, fitted to no margin, the final ran 0.14 s over. */
 #define AUTO_FIT_MARGIN 1.25
@@ -177,7 +176,6 @@ static int final_round(hs_plan p, auto_t *t, const int *set, int n) {
     t->c[set[c]].fin = median_of(v, AUTO_FINAL_ROUNDS, NULL, NULL);
     if (t->c[set[c]].fin < t->c[won].fin) won = set[c];
   }
-  t->final_swaps = AUTO_FINAL_SWAPS;
   return won;
 }
 

@@ -31,15 +31,19 @@ module transport_loop
 contains
 
   !> The transports of this launch: every one the library registers (none goes untested),
-  !> less those named by `--except T`; or only those named by `--only T`. Other arguments are
-  !> the caller's. auto gets one short round per candidate: these tests make many plans.
+  !> less those named by `--except T`; or only those named by `--only T`. `--share K/N` keeps
+  !> the K-th of every N of that list (from 0): the launches at 6 and 9 ranks share the
+  !> transports out (tests/CMakeLists.txt). Other arguments are the caller's. auto gets one
+  !> short round per candidate: these tests make many plans.
   subroutine transport_list(names, n)
     character(len=64), intent(out) :: names(TL_MAX)
     integer, intent(out) :: n
     character(len=64) :: arg, val, except(TL_MAX)
-    integer :: i, ne
+    integer :: i, ne, k, kth, every, slash, ios
     n = 0
     ne = 0
+    kth = 0
+    every = 1
     do i = 1, command_argument_count() - 1
       call get_command_argument(i, arg)
       call get_command_argument(i + 1, val)
@@ -49,12 +53,24 @@ contains
       else if (arg == '--except') then
         ne = ne + 1
         except(ne) = val
+      else if (arg == '--share') then
+        slash = index(val, '/')
+        ios = 1
+        if (slash > 1) read(val(:slash - 1), *, iostat=ios) kth
+        if (ios == 0) read(val(slash + 1:), *, iostat=ios) every
+        if (ios /= 0 .or. every < 1 .or. kth < 0 .or. kth >= every) then
+          write(*, '(a)') 'transport_list: --share ' // trim(val) // ' is not K/N with 0 <= K < N'
+          error stop 2
+        end if
       end if
     end do
     if (n > 0) return
+    k = 0
     do i = 1, haloswap_transport_count()
       val = haloswap_transport_name_at(i)
       if (any(except(1:ne) == val)) cycle
+      k = k + 1
+      if (mod(k - 1, every) /= kth) cycle
       if (val == 'auto') val = 'auto:rounds=1,swaps=1'
       n = n + 1
       names(n) = val

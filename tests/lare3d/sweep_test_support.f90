@@ -60,7 +60,7 @@ contains
       case ('--bench'); read(val, *) opt%bench
       case ('--ng'); read(val, *) opt%ng
       case ('--error'); opt%error = val
-      case ('--except')   ! read by transport_list
+      case ('--except', '--share')   ! read by transport_list
       case ('--transport')
         opt%ntransport = opt%ntransport + 1
         opt%transport(opt%ntransport) = val

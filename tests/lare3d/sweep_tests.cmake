@@ -12,7 +12,7 @@ target_include_directories(sweep_test_support PUBLIC ${CMAKE_BINARY_DIR}/tests/s
 # hs_sweep_dropin_tests(<prefix> <executable> STATS <variable> <regex> [ERRORS
 # "<case>|<regex>"...]): one launch per rank count and process layout (the default layout is
 # MPI_Dims_create's over (z, y, x), as Lare3d and EPOCH), each running every registered
-# transport; shmem (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own; with the
+# transport (at 6 and 9 ranks half of them each: hs_transport_share; 2 x 2 x 2 all); shmem (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own; with the
 # statistics variable set, what MPI_Finalize prints must match the regex; each error case
 # (--error <case>) must print its regex.
 function(hs_sweep_dropin_tests prefix exe)
@@ -27,7 +27,8 @@ function(hs_sweep_dropin_tests prefix exe)
   foreach(c "1" "2" "2:2,1,1" "3:1,3,1" "4" "4:1,1,4" "6" "8" "9")
     string(REPLACE ":" ";" c "${c}")
     list(GET c 0 n)
-    set(args ${may})
+    hs_transport_share(share ${n})
+    set(args ${may} ${share})
     set(name ${prefix}_np${n})
     list(LENGTH c len)
     if(len GREATER 1)

@@ -93,8 +93,9 @@ test-smpi: build-smpi
 # build's and SimGrid's suites (test-sanitizers), the other MPIs' Python environments (mpi4py
 # for MPICH compiles for about two minutes on one core, once per machine) and the other MPIs'
 # suites. A suite's launches mostly wait (MPI start-up, oversubscribed ranks sleeping between
-# polls), so one suite alone keeps 2 cores about 1.6 busy; two at once fill them, and three
-# at once only slow each other. --output-sync=line keeps each suite's lines whole.
+# polls), so one suite alone keeps 2 cores about 1.6 busy and two at once fill them (three at
+# once measured 712 s against this order's 693 s: docs/install.md, "How long make test
+# takes"). --output-sync=line keeps each suite's lines whole.
 test:
 	$(MAKE) -j 2 --output-sync=line test-$(firstword $(MPIS)) test-beside-first
 	@echo "make test: all suites passed with: $(MPIS), the sanitizer build and SimGrid SMPI"

@@ -12,9 +12,10 @@ target_include_directories(sweep_test_support PUBLIC ${CMAKE_BINARY_DIR}/tests/s
 # hs_sweep_dropin_tests(<prefix> <executable> STATS <variable> <regex> [ERRORS
 # "<case>|<regex>"...]): one launch per rank count and process layout (the default layout is
 # MPI_Dims_create's over (z, y, x), as Lare3d and EPOCH), each running every registered
-# transport (at 6 and 9 ranks half of them each: hs_transport_share; 2 x 2 x 2 all); shmem (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own; with the
-# statistics variable set, what MPI_Finalize prints must match the regex; each error case
-# (--error <case>) must print its regex.
+# transport (at 6 and 9 ranks half of them each: hs_transport_share; 2 x 2 x 2 all); shmem
+# (opt-in; with Open MPI 4.1.4 osc ^rdma) in launches of its own; with the statistics
+# variable set, what MPI_Finalize prints must match the regex; each error case (--error
+# <case>) must print its regex.
 function(hs_sweep_dropin_tests prefix exe)
   cmake_parse_arguments(T "" "" "STATS;ERRORS" ${ARGN})
   list(GET T_STATS 0 var)

@@ -203,7 +203,7 @@ static inline int test_default_specs(test_opts *o, int size, int max_auto) {
     const char *name = hs_transport_name(t);
     if (size > max_auto && !strcmp(name, "auto")) left_out = 1;
     else if (test_default_transport(name))
-      o->specs[o->nspecs++] = strcmp(name, "auto") ? name : "auto:rounds=1,swaps=1";
+      o->specs[o->nspecs++] = strcmp(name, "auto") ? name : TEST_AUTO_BRIEF;
   }
   return left_out;
 }

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* auto in tests of the plan it delegates to, not of its choice: one short round per candidate
+ * (every candidate is still made and checked); tests/transports/auto tests the trial. */
+#define TEST_AUTO_BRIEF "auto:rounds=1,swaps=1"
+
 /* Whether a default transport list (every registered one) takes name: shmem opts in with an
  * environment of its own (HALOSWAP_SHMEM=1), so it runs where that is set or when named. */
 static inline int test_default_transport(const char *name) {

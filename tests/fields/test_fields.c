@@ -1101,7 +1101,7 @@ int main(int argc, char **argv) {
       int is_auto = !strcmp(specs[ti], "auto");
       int brief = is_auto && (!strcmp(c->group, "order") || !strcmp(c->group, "deep"));
       r.spec = brief     ? "auto:candidates=p2p+shm,rounds=1,swaps=2"
-               : is_auto ? "auto:rounds=1,swaps=1"
+               : is_auto ? TEST_AUTO_BRIEF
                          : specs[ti];
       long before = r.bad;
       int res = run(&r, c, have_bits, &bits);

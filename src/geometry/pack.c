@@ -43,10 +43,27 @@ static inline void copy_run(char *restrict d, const char *restrict s, size_t n, 
   memcpy(d, s, n);
 }
 
+/* n runs of 4-64 bytes, each as two fixed-size copies of w bytes (the largest power of two
+ * not above the run), one at each end; they overlap unless the run is 2w. Both halves are
+ * loaded before either is stored. w is a constant at every call, so the copies inline to
+ * register moves. */
+static inline __attribute__((always_inline)) void copy_row_small(
+    char *restrict d, ptrdiff_t ds, const char *restrict s, ptrdiff_t ss, int n, size_t run,
+    size_t w) {
+  for (int i = 0; i < n; i++) {
+    char a[32], b[32];
+    memcpy(a, s + i * ss, w);
+    memcpy(b, s + i * ss + run - w, w);
+    memcpy(d + i * ds, a, w);
+    memcpy(d + i * ds + run - w, b, w);
+  }
+}
+
 /* One row of n runs of `run` bytes, strides ds and ss apart (a packed buffer's stride is
  * `run`). Halo runs are often a few cells (an x face at halo 1-5): a memcpy call per run costs
- * more than the copy, so the common short sizes get a constant-size copy the compiler inlines
- * (swaps of depth-3 faces across the fastest axis: 0.56-0.72x the time, docs/design.md). */
+ * more than the copy, so every run of 4-64 bytes is copied inline, its size class chosen once
+ * per row (swaps of depth-3 faces across the fastest axis: 0.56-0.72x the time; cartex's
+ * single-precision halo 5, runs of 20 bytes, had a call each: docs/design.md). */
 #define ROW_CASE(N)                                                                     \
   case N:                                                                               \
     for (int i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, N);                      \
@@ -65,7 +82,16 @@ static inline void copy_row(char *restrict d, ptrdiff_t ds, const char *restrict
     ROW_CASE(56)
     ROW_CASE(64)
   default:
-    for (int i = 0; i < n; i++) copy_run(d + i * ds, s + i * ss, run, stream);
+    if (run > 64 || run < 4)
+      for (int i = 0; i < n; i++) copy_run(d + i * ds, s + i * ss, run, stream);
+    else if (run > 32)
+      copy_row_small(d, ds, s, ss, n, run, 32);
+    else if (run > 16)
+      copy_row_small(d, ds, s, ss, n, run, 16);
+    else if (run > 8)
+      copy_row_small(d, ds, s, ss, n, run, 8);
+    else
+      copy_row_small(d, ds, s, ss, n, run, 4);
   }
 }
 #undef ROW_CASE

@@ -1,5 +1,5 @@
 /* Polite busy-waiting for the on-node waits (engine counters, shmem flags). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include "hs_transport.h"
 
 #include <limits.h>
@@ -7,13 +7,22 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #define HS_RELAX_SPINS 32       /* polls before yielding: a partner on its own core is near */
 #define HS_RELAX_YIELDS 256     /* polls before sleeping, when ranks outnumber CPUs */
-/* A yield that kept the core away this long ran another process: the cores are busy. */
-#define HS_RELAX_BUSY_NS 20000
+/* Oversubscribed (more ranks than CPUs): a yield that kept the core away this long ran
+ * another rank, which has work; the rest of the wait sleeps and leaves it the core. */
+#define HS_RELAX_RAN_NS 20000
+/* Otherwise a yield that kept the core away this long, and ran another task, gave a CPU-bound
+ * process its time slice: the cores are busy. Beside one busy loop a yield comes back after
+ * its slice, 0.7-8 ms (1055 of 1060 slow yields over 2 ms, Linux 6.18's EEVDF, 2-core VM); on
+ * the quiet machine the longest are the VM's own pauses (20-110 us, 600 a second with nothing
+ * else to run) and the launcher's or MPI's helper threads waking on the core (a few a second,
+ * rarely over 200 us). */
+#define HS_RELAX_BUSY_NS 500000
 #define HS_RELAX_SLEEPING (UINT_MAX / 2) /* *spins from there on: this wait sleeps */
 /* How long a slow yield speaks for the node: waits within this time of it sleep at once. */
 #define HS_RELAX_BUSY_KEEP_NS 100000000LL
@@ -50,15 +59,35 @@ static long long now_ns(void) {
  * process: a busy node stays busy for longer than one wait. */
 static _Atomic long long busy_seen;
 
+/* This thread's involuntary context switches so far; -1 where the kernel does not count them
+ * per thread. A yield that let another task run counts one (the yielder stays runnable). */
+static long involuntary_switches(void) {
+#ifdef RUSAGE_THREAD
+  struct rusage r;
+  if (getrusage(RUSAGE_THREAD, &r) == 0) return r.ru_nivcsw;
+#endif
+  return -1;
+}
+
+/* The count when this thread's current wait began to yield: a slow yield counts only if the
+ * count has grown since, so a VM's vCPU that lost its core with nothing else to run (measured
+ * on a quiet 2-core VM: 684 of 10 million yields over 20 us, 5 involuntary switches) is not
+ * taken for a busy node; beside a CPU-bound process every slow yield is a switch (703 of 703).
+ * Waits do not nest within a thread. */
+static _Thread_local long wait_switches = -1;
+
 /* Spin, then yield, then sleep. A yield on an idle core returns in about a microsecond; one
- * that took HS_RELAX_BUSY_NS means other processes want the cores (a shared login node),
- * where a rank that keeps yielding still runs its full share and the rank it waits for waits
- * for a time slice, while one that sleeps gives the core away and, when it wakes, is run
- * before CPU-bound processes. So the rest of that wait sleeps, as under oversubscription, and
- * so do the waits of the next HS_RELAX_BUSY_KEEP_NS without a yield first: beside a busy
- * process that yield costs the process's whole time slice (Linux's EEVDF runs it to its
- * deadline), milliseconds per wait, a swap's two waits a rank made shm and cma 9x slower
- * than p2p on Open MPI, whose ranks are bound to a core each (docs/install.md). */
+ * that took HS_RELAX_BUSY_NS and ran another task means other processes want the cores (a
+ * shared login node), where a rank that keeps yielding still runs its full share and the rank
+ * it waits for waits for a time slice, while one that sleeps gives the core away and, when it
+ * wakes, is run before CPU-bound processes. So the rest of that wait sleeps, as under
+ * oversubscription, and so do the waits of the next HS_RELAX_BUSY_KEEP_NS without a yield
+ * first: beside a busy process that yield costs the process's whole time slice (Linux's EEVDF
+ * runs it to its deadline), milliseconds per wait, a swap's two waits a rank made shm and cma
+ * 9x slower than p2p on Open MPI, whose ranks are bound to a core each (docs/install.md).
+ * Anything shorter, or a pause that ran nothing else, is not a busy node: at 20 us, without
+ * the switch count, a quiet VM's waits slept (~50 us each) most of the time (docs/install.md).
+ * Oversubscribed, a yield that ran another rank for HS_RELAX_RAN_NS ends the wait's yields. */
 void hs__relax(unsigned *spins) {
   unsigned s = ++*spins;
   if (s <= HS_RELAX_SPINS) return;
@@ -67,6 +96,7 @@ void hs__relax(unsigned *spins) {
   if (!sleeping && sleep == -1 && s == HS_RELAX_SPINS + 1) {
     long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
     sleeping = seen && now_ns() - seen < HS_RELAX_BUSY_KEEP_NS;
+    if (!sleeping) wait_switches = involuntary_switches();
   }
   if (sleeping) {
     /* The shortest sleep the kernel allows (~50 us timer slack) lets a rank with work run. */
@@ -82,7 +112,13 @@ void hs__relax(unsigned *spins) {
   long long t0 = now_ns();
   sched_yield();
   long long t1 = now_ns();
+  if (sleep == 1) {
+    if (t1 - t0 > HS_RELAX_RAN_NS) *spins = HS_RELAX_SLEEPING;
+    return;
+  }
   if (t1 - t0 > HS_RELAX_BUSY_NS) {
+    long now_switches = involuntary_switches();
+    if (now_switches >= 0 && wait_switches >= 0 && now_switches == wait_switches) return;
     *spins = HS_RELAX_SLEEPING;
     atomic_store_explicit(&busy_seen, t1, memory_order_relaxed);
   }

@@ -7,7 +7,8 @@
  * neighbour's edge is copied. A sender either exposes its fields (all of them node-shared:
  * hs_alloc'd, or remapped with remap=1; the receiver copies the strips straight from the
  * sender's field into its own halo, one copy) or packs each strip into its box for that peer
- * in the window (the receiver unpacks from there: two copies). The reverse swaps the roles:
+ * in the window (the receiver unpacks from there: two copies). Strips of short runs go through
+ * the box either way (box_run). The reverse swaps the roles:
  * each owner reads its on-node neighbours' halo boxes from their fields or boxes, and the core
  * combines them in its canonical order (hs_pull). Options: see shm_options below. */
 #include "hs_node.h"
@@ -37,7 +38,7 @@ typedef struct {
 } shm_edge;
 
 typedef struct {
-  int node_size, sync_barrier, noncontig, direct;
+  int node_size, sync_barrier, noncontig, direct, box_run;
 } shm_config;
 
 static const char *const sync_vals[] = {"flags", "barrier", NULL};
@@ -50,6 +51,8 @@ static const hs_option_spec shm_options[] = {
      "alloc_shared_noncontig for the control window"),
     HS_OPTION_BOOL("direct", "1", shm_config, direct,
      "copy straight from a neighbour's hs_alloc'd fields (one copy)"),
+    HS_OPTION_INT("box_run", "64", 0, 1 << 30, shm_config, box_run,
+     "with direct copies, strips whose runs are shorter (bytes) still go through the box"),
     HS_OPTIONS_END};
 
 typedef struct {
@@ -111,14 +114,39 @@ static int shm_connect(hs_plan p, hs_node *n) {
   return HS_OK;
 }
 
+/* A strip of the sender's (its send section) read from its box even in a direct forward: a
+ * run shorter than a cache line shares its lines with cells the sender writes (its own halo),
+ * so read in place every run costs a line from the sender's core. Packed by the sender, the
+ * same bytes cross in whole lines: x faces of 64^3 single-precision fields, 2 ranks, runs of
+ * 4-32 bytes, read 1.2-2.2x slower in place than through the box (docs/shm.md). Sender and
+ * reader decide alike from the sender's section. */
+static bool boxed_strip(const hs_plan p, const hs_section *sender_send) {
+  return sender_send->run < (size_t)((shm_config *)p->config)->box_run;
+}
+
 /* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. */
 static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
   shm_pub *mine = (shm_pub *)n->pub;
   bool registered = hs__arrays_registered(p, arrays);
-  if (registered && mine->reg_direct) return MODE_DIRECT_REG;
-  if (!registered && ((shm_config *)p->config)->direct &&
-      locate_fields(p, arrays, mine->loc + p->nfields))
-    return MODE_DIRECT_SWAP;
+  uint32_t mode = MODE_PACKED;
+  if (registered && mine->reg_direct)
+    mode = MODE_DIRECT_REG;
+  else if (!registered && ((shm_config *)p->config)->direct &&
+           locate_fields(p, arrays, mine->loc + p->nfields))
+    mode = MODE_DIRECT_SWAP;
+  if (mode != MODE_PACKED) {
+    for (int i = 0; !reverse && i < n->nedges; i++) {
+      const hs_peer *pe = &p->peers[n->edges[i].peer];
+      char *box = n->seg + n->edges[i].my_box;
+      for (int k = 0; k < pe->nsend; k++) {
+        const hs_section *sec = &pe->send[pe->send_fm[k]];
+        if (boxed_strip(p, sec))
+          hs__pack_section(p, sec, hs__field_ptr(p, arrays, sec->box.field),
+                           box + (sec->msg_offset - pe->send[0].msg_offset));
+      }
+    }
+    return mode;
+  }
   for (int i = 0; i < n->nedges; i++) {
     const hs_peer *pe = &p->peers[n->edges[i].peer];
     char *box = n->seg + n->edges[i].my_box;
@@ -156,7 +184,11 @@ static int shm_read(hs_plan p, hs_node *n, int i, void *const *arrays) {
   for (int k = 0; k < pe->nrecv; k++) {
     int j = pe->recv_fm[k];
     const hs_section *d = &pe->recv[j], *s = &e->ssec[j];
-    hs__copy_sections(p, s, sf[s->box.field], d, hs__field_ptr(p, arrays, d->box.field));
+    char *field = hs__field_ptr(p, arrays, d->box.field);
+    if (boxed_strip(p, s))
+      hs__unpack_section(p, d, field, e->seg + e->its_box + d->msg_offset);
+    else
+      hs__copy_sections(p, s, sf[s->box.field], d, field);
   }
   return HS_OK;
 }

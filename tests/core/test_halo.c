@@ -75,6 +75,9 @@ static const config configs[] = {
     /* Runs of 83 cells (332-664 B, every alignment): the streaming halo copies (stream=1)
      * write whole lines in the middle and the shared head and tail lines with memcpy. */
     {"long-runs", 3, {11, 9, 83}, {0, 0, 1}, {1, 1, 0}, {2, 2, 0}, 1, HS_STENCIL_BOX, 0, 0, 4, 1, 2, 0, 0},
+    /* Runs of 20, 28, 40 and 56 bytes (depth 7 and 5 across the fastest axis, 4- and 8-byte
+     * cells): the copy kernel's size classes, two overlapping copies per run. */
+    {"odd-runs", 3, {30, 24, 3}, {0, 0, 1}, {1, 1, 0}, {7, 5, 0}, 0, HS_STENCIL_BOX, 0, 0, 4, 1, 2, 0, 0},
 };
 
 static const hs_type type_cycle[4] = {HS_FLOAT64, HS_FLOAT32, HS_INT32, HS_INT64};

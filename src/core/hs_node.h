@@ -42,6 +42,7 @@ typedef struct {
   hs_section *ssec;       /* its send sections for me: where my halo is in its fields (nrecv) */
   hs_section *rsec;       /* its receive sections from me: its halo boxes of my points (nsend) */
   int pending;            /* complete: its data not read yet */
+  int next_chunk;         /* a chunked forward: its chunks read so far */
 } hs_node_edge;
 struct hs_node;
 typedef struct {
@@ -57,6 +58,14 @@ typedef struct {
   uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
   /* Forward: fill my halo from edge e, which has posted this operation. */
   int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
+  /* Optional, both or neither: a forward in chunks (n->nchunks > 1, set by post, which then
+   * publishes only its mode word and locations). post_chunk publishes chunk c, after chunks
+   * 0..c-1; read_chunk fills my halo's part c from edge e, which has published it (instead of
+   * read). The engine reads what the neighbours have published between its own chunks, so the
+   * lines a chunk's packing brought in are still cached when the halo cells in them are
+   * written (docs/shm.md, "Pipelined boxes"). */
+  void (*post_chunk)(hs_plan p, struct hs_node *n, void *const *arrays, int c);
+  int (*read_chunk)(hs_plan p, struct hs_node *n, int e, void *const *arrays, int c);
   /* The reverse's source (hs_pull.source; ctx is the hs_node). */
   int (*source)(hs_plan p, void *ctx, int e, int j0, int j1, char *scratch, hs_pull_src *out);
   /* Optional: free the transport's per-edge state (also after a partial setup). */
@@ -86,6 +95,8 @@ typedef struct hs_node {
   char *seg;              /* my segment (my boxes at edges[i].my_box) */
   char *pub;              /* my published area */
   uint64_t seq;           /* operations so far, forward and reverse */
+  int chunk_ok;           /* the engine can run a forward in chunks (sync=flags, chunk ops) */
+  int nchunks;            /* the forward just posted: its chunks (0 or 1: none), set by post */
   struct hs_node_core *core; /* the engine's own state (src/engines/node.c) */
 } hs_node;
 /* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */

@@ -106,6 +106,7 @@ static int window(hs_plan p, hs_node *n, const hs_node_config *c) {
   memset(n->seg, 0, cb);
   n->pub = n->seg + sizeof(node_ctl) + (size_t)n->core->nsize * LINE;
   atomic_init(&ctl_of(n->seg)->posted, 0);
+  atomic_init(&ctl_of(n->seg)->progress, 0);
   ctl_of(n->seg)->failed = 0;
   for (int j = 0; j < n->core->nsize; j++) atomic_init(consumed_of(n->seg, j), 0);
   /* One passive epoch for the life of the plan: MPI_Win_sync needs it. */
@@ -185,6 +186,7 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
   n->core->node = MPI_COMM_NULL;
   n->core->win = MPI_WIN_NULL;
   n->core->barrier = c->barrier;
+  n->chunk_ok = !c->barrier && ops->post_chunk && ops->read_chunk;
   rc = hs__agree(p->comm, partition(p, n, c));
   if (rc != HS_OK) return rc;
   hs_twosided_config remote; /* the two-sided engine's defaults (p2p's) */

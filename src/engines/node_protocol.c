@@ -22,35 +22,62 @@ int hs__node_settle(hs_plan p, hs_node *n) {
 }
 
 /* ------------------------------------------------------------------ operations */
+static int poll_edges(hs_plan p, hs_node *n, void *const *arrays, int *progressed);
+
 /* Publish operation n->seq to my on-node readers. Once they finished the previous operation
  * (its complete waited for that, or, boxed, hs__node_settle here), my control block and boxes
- * are mine to overwrite. */
+ * are mine to overwrite. A chunked forward publishes its chunks one by one (`progress`), and
+ * after each reads what the neighbours have published so far: their chunk c is written into
+ * my halo while the lines my own chunk c touched are still in cache. */
 int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
+  struct hs_node_core *c = n->core;
   int rc = hs__node_settle(p, n);
   if (rc != HS_OK) return rc;
-  n->core->boxed = 0;
+  c->boxed = 0;
+  n->nchunks = 0;
+  node_ctl *ctl = ctl_of(n->seg);
   if (hs__failed_round(p)) { /* the flag instead of data (docs/design.md, "Errors during a swap") */
-    ctl_of(n->seg)->failed = n->seq;
+    ctl->failed = n->seq;
   } else {
-    uint32_t mode = n->core->ops->post(p, n, arrays, reverse);
-    ctl_of(n->seg)->mode = mode;
-    n->core->boxed = !reverse && !n->core->barrier && (mode & HS_NODE_BOXED);
+    uint32_t mode = c->ops->post(p, n, arrays, reverse);
+    int chunked = !reverse && n->chunk_ok && n->nchunks > 1;
+    ctl->mode = mode;
+    ctl->chunks = chunked ? (uint32_t)n->nchunks : 0;
+    c->boxed = !reverse && !c->barrier && (mode & HS_NODE_BOXED);
+    for (int k = 0; chunked && k < n->nchunks; k++) {
+      c->ops->post_chunk(p, n, arrays, k);
+      int mrc = MPI_Win_sync(c->win);
+      if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");
+      atomic_store_explicit(&ctl->progress, n->seq * CHUNK_SCALE + (uint64_t)k + 1,
+                            memory_order_release);
+      int progressed, prc = poll_edges(p, n, arrays, &progressed);
+      if (prc != HS_OK && rc == HS_OK) rc = prc; /* posted still goes out: nobody waits for ever */
+    }
   }
-  HS_MPI(MPI_Win_sync(n->core->win));
-  if (!n->core->barrier) atomic_store_explicit(&ctl_of(n->seg)->posted, n->seq, memory_order_release);
-  if (n->core->boxed) n->core->owed = n->seq; /* whatever complete does, the next post waits */
-  return HS_OK;
+  int mrc = MPI_Win_sync(c->win);
+  if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");
+  if (!c->barrier) atomic_store_explicit(&ctl->posted, n->seq, memory_order_release);
+  if (c->boxed) c->owed = n->seq; /* whatever complete does, the next post waits */
+  return rc;
 }
 
-/* Edge i has posted operation seq: read its data, or note its failure flag. A failed round
- * here reads nothing. */
+/* Edge i has posted operation seq: read its data (the chunks not read yet), or note its
+ * failure flag. A failed round here reads nothing. */
 static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t seq) {
   hs_node_edge *e = &n->edges[i];
-  if (ctl_of(e->seg)->failed == seq) {
+  node_ctl *its = ctl_of(e->seg);
+  if (its->failed == seq) {
     hs__fail_seen(p, p->peers[e->peer].rank);
     return HS_OK;
   }
-  return hs__failed_round(p) ? HS_OK : n->core->ops->read(p, n, i, arrays);
+  if (hs__failed_round(p)) return HS_OK;
+  if (its->chunks < 2) return n->core->ops->read(p, n, i, arrays);
+  int rc = HS_OK;
+  while (e->next_chunk < (int)its->chunks) {
+    int crc = n->core->ops->read_chunk(p, n, i, arrays, e->next_chunk++);
+    if (crc != HS_OK && rc == HS_OK) rc = crc;
+  }
+  return rc;
 }
 
 int hs__node_start(hs_plan p, void *const *arrays) {
@@ -63,6 +90,7 @@ int hs__node_start(hs_plan p, void *const *arrays) {
   c->bstep = 0;
   for (int i = 0; i < n->nedges; i++) {
     n->edges[i].pending = p->peers[n->edges[i].peer].nrecv > 0;
+    n->edges[i].next_chunk = 0;
     c->left += n->edges[i].pending;
   }
   int rc = hs__twosided_start(p, c->remote, arrays);
@@ -139,29 +167,64 @@ static int readers_done(hs_plan p, hs_node *n, uint64_t seq, int wait, int *read
   return HS_OK;
 }
 
-/* One pass without blocking: read every on-node neighbour that has posted, unpack the
- * off-node messages that have arrived; *progressed: something moved. A failed read is kept in
- * c->err (the swap goes on); an MPI error is returned. */
-static int poll_once(hs_plan p, hs_node *n, void *const *arrays, int *progressed) {
+/* Edge i is read: tell it (even after a failed read, or it would wait for ever). */
+static int edge_done(hs_node *n, int i, uint64_t seq) {
+  hs_node_edge *e = &n->edges[i];
+  HS_MPI(MPI_Win_sync(n->core->win));
+  atomic_store_explicit(consumed_of(n->seg, e->nrank), seq, memory_order_release);
+  e->pending = 0;
+  n->core->left--;
+  return HS_OK;
+}
+
+/* One pass over the on-node neighbours without blocking: read every one that has posted, and
+ * the chunks a chunked forward has published so far; *progressed: something moved. A failed
+ * read is kept in c->err (the swap goes on); an MPI error is returned. */
+static int poll_edges(hs_plan p, hs_node *n, void *const *arrays, int *progressed) {
   struct hs_node_core *c = n->core;
   uint64_t seq = n->seq;
   *progressed = 0;
   for (int i = 0; c->left && i < n->nedges; i++) {
     hs_node_edge *e = &n->edges[i];
     if (!e->pending) continue;
-    if (atomic_load_explicit(&ctl_of(e->seg)->posted, memory_order_acquire) < seq) continue;
-    HS_MPI(MPI_Win_sync(c->win));
-    int rc = read_edge(p, n, i, arrays, seq);
+    node_ctl *its = ctl_of(e->seg);
+    int rc;
+    if (atomic_load_explicit(&its->posted, memory_order_acquire) >= seq) {
+      HS_MPI(MPI_Win_sync(c->win));
+      rc = read_edge(p, n, i, arrays, seq);
+    } else {
+      /* Published chunks, before posted: a failed round publishes none (read_edge's flag
+       * check waits for posted), and one here reads nothing. */
+      if (!n->chunk_ok || hs__failed_round(p)) continue;
+      uint64_t pr = atomic_load_explicit(&its->progress, memory_order_acquire);
+      if (pr <= seq * CHUNK_SCALE + (uint64_t)e->next_chunk) continue;
+      HS_MPI(MPI_Win_sync(c->win));
+      int avail = (int)(pr - seq * CHUNK_SCALE);
+      rc = HS_OK;
+      while (e->next_chunk < avail) {
+        int crc = c->ops->read_chunk(p, n, i, arrays, e->next_chunk++);
+        if (crc != HS_OK && rc == HS_OK) rc = crc;
+      }
+      *progressed = 1;
+      if (rc != HS_OK && c->err == HS_OK) c->err = rc;
+      if (e->next_chunk < (int)its->chunks) continue;
+      rc = HS_OK;
+    }
     if (rc != HS_OK && c->err == HS_OK) c->err = rc;
-    HS_MPI(MPI_Win_sync(c->win));
-    /* Even after a failed read, or the neighbour would wait for ever. */
-    atomic_store_explicit(consumed_of(n->seg, e->nrank), seq, memory_order_release);
-    e->pending = 0;
-    c->left--;
+    rc = edge_done(n, i, seq);
+    if (rc != HS_OK) return rc;
     *progressed = 1;
   }
-  if (c->remote_done) return HS_OK;
-  int rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
+  return HS_OK;
+}
+
+/* One pass without blocking: the on-node neighbours (poll_edges), then the off-node messages
+ * that have arrived. */
+static int poll_once(hs_plan p, hs_node *n, void *const *arrays, int *progressed) {
+  struct hs_node_core *c = n->core;
+  int rc = poll_edges(p, n, arrays, progressed);
+  if (rc != HS_OK || c->remote_done) return rc;
+  rc = hs__twosided_test(p, c->remote, arrays, &c->remote_done);
   *progressed |= c->remote_done;
   return rc;
 }

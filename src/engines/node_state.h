@@ -18,9 +18,15 @@ typedef struct {
   char pad0[LINE - sizeof(uint64_t)];
   uint64_t failed;         /* the last operation that was a failed round here (no data) */
   uint32_t mode;           /* the transport's word for that operation */
-  char pad1[LINE - sizeof(uint64_t) - sizeof(uint32_t)];
+  uint32_t chunks;         /* a chunked forward's chunks (written with mode) */
+  char pad1[LINE - sizeof(uint64_t) - 2 * sizeof(uint32_t)];
+  /* A chunked forward s: s * CHUNK_SCALE + the chunks published so far (before posted). */
+  _Atomic uint64_t progress;
+  char pad2[LINE - sizeof(uint64_t)];
   /* followed by: consumed[nsize] (one line each), the transport's published area */
 } node_ctl;
+
+#define CHUNK_SCALE 4096 /* > HS_MAX_FIELDS: chunks are at most one per field */
 
 /* The engine's own state; the transport sees the hs_node head. */
 struct hs_node_core {

@@ -35,10 +35,11 @@ typedef struct {
   char **sfield; /* its registered field pointers in my address space, or NULL */
   char **cfield; /* its per-swap field pointers, resolved for operation cseq */
   uint64_t cseq;
+  int *sfirst, *rfirst; /* field f's sections for it: send_fm[sfirst[f] .. sfirst[f+1]), recv_fm likewise */
 } shm_edge;
 
 typedef struct {
-  int node_size, sync_barrier, noncontig, direct, box_run;
+  int node_size, sync_barrier, noncontig, direct, box_run, pipeline;
 } shm_config;
 
 static const char *const sync_vals[] = {"flags", "barrier", NULL};
@@ -53,12 +54,26 @@ static const hs_option_spec shm_options[] = {
      "copy straight from a neighbour's hs_alloc'd fields (one copy)"),
     HS_OPTION_INT("box_run", "64", 0, 1 << 30, shm_config, box_run,
      "with direct copies, strips whose runs are shorter (bytes) still go through the box"),
+    HS_OPTION_BOOL("pipeline", "1", shm_config, pipeline,
+     "publish and read a forward's boxes field by field, each read while its lines are cached"),
     HS_OPTIONS_END};
 
 typedef struct {
-  hs_node node; /* first: the engine's state */
-  shm_edge *x;  /* per on-node edge */
+  hs_node node;     /* first: the engine's state */
+  shm_edge *x;      /* per on-node edge */
+  int short_strips; /* some strip of mine goes through a box even when my fields are shared */
+  uint32_t mode;    /* the forward just posted */
 } shm_t;
+
+/* A strip of the sender's (its send section) read from its box even in a direct forward: a
+ * run shorter than a cache line shares its lines with cells the sender writes (its own halo),
+ * so read in place every run costs a line from the sender's core. Packed by the sender, the
+ * same bytes cross in whole lines: x faces of 64^3 single-precision fields, 2 ranks, runs of
+ * 4-32 bytes, read 1.2-2.2x slower in place than through the box (docs/shm.md). Sender and
+ * reader decide alike from the sender's section. */
+static bool boxed_strip(const hs_plan p, const hs_section *sender_send) {
+  return sender_send->run < (size_t)((shm_config *)p->config)->box_run;
+}
 
 /* My fields for these arrays are all in node-shared memory: fill locs. */
 static int locate_fields(hs_plan p, void *const *arrays, shm_loc *locs) {
@@ -86,14 +101,29 @@ static int resolve_fields(hs_plan p, int sender_rank, const shm_loc *locs, char 
   return HS_OK;
 }
 
+/* first[f]: where field f's sections begin in fm (n of them, sorted by field). */
+static void field_ranges(hs_plan p, const hs_section *sec, const int *fm, int n, int *first) {
+  for (int f = 0, k = 0; f <= p->nfields; f++) {
+    while (k < n && sec[fm[k]].box.field < f) k++;
+    first[f] = k;
+  }
+}
+
 static int shm_edges(hs_plan p, hs_node *n) {
   shm_t *t = (shm_t *)n;
   shm_pub *mine = (shm_pub *)n->pub;
   t->x = hs__calloc(p, (size_t)(n->nedges + 1) * sizeof *t->x);
   if (!t->x) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
   for (int i = 0; i < n->nedges; i++) {
-    t->x[i].cfield = hs__malloc(p, (size_t)(p->nfields + 1) * sizeof(char *));
-    if (!t->x[i].cfield) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
+    shm_edge *x = &t->x[i];
+    const hs_peer *pe = &p->peers[n->edges[i].peer];
+    x->cfield = hs__malloc(p, (size_t)(p->nfields + 1) * sizeof(char *));
+    x->sfirst = hs__malloc(p, 2 * (size_t)(p->nfields + 1) * sizeof(int));
+    if (!x->cfield || !x->sfirst) return hs__error(HS_ERR_NOMEM, "shm: out of memory");
+    x->rfirst = x->sfirst + p->nfields + 1;
+    field_ranges(p, pe->send, pe->send_fm, pe->nsend, x->sfirst);
+    field_ranges(p, pe->recv, pe->recv_fm, pe->nrecv, x->rfirst);
+    for (int k = 0; k < pe->nsend; k++) t->short_strips |= boxed_strip(p, &pe->send[k]);
   }
   mine->reg_direct = (uint32_t)(((shm_config *)p->config)->direct && locate_fields(p, NULL, mine->loc));
   return HS_OK;
@@ -114,18 +144,10 @@ static int shm_connect(hs_plan p, hs_node *n) {
   return HS_OK;
 }
 
-/* A strip of the sender's (its send section) read from its box even in a direct forward: a
- * run shorter than a cache line shares its lines with cells the sender writes (its own halo),
- * so read in place every run costs a line from the sender's core. Packed by the sender, the
- * same bytes cross in whole lines: x faces of 64^3 single-precision fields, 2 ranks, runs of
- * 4-32 bytes, read 1.2-2.2x slower in place than through the box (docs/shm.md). Sender and
- * reader decide alike from the sender's section. */
-static bool boxed_strip(const hs_plan p, const hs_section *sender_send) {
-  return sender_send->run < (size_t)((shm_config *)p->config)->box_run;
-}
-
-/* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. */
+/* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. A
+ * forward with boxes is published field by field where the engine can (shm_post_chunk). */
 static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
+  shm_t *t = (shm_t *)n;
   shm_pub *mine = (shm_pub *)n->pub;
   bool registered = hs__arrays_registered(p, arrays);
   uint32_t mode = MODE_PACKED;
@@ -134,6 +156,13 @@ static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse
   else if (!registered && ((shm_config *)p->config)->direct &&
            locate_fields(p, arrays, mine->loc + p->nfields))
     mode = MODE_DIRECT_SWAP;
+  uint32_t word = mode == MODE_PACKED && !reverse ? mode | HS_NODE_BOXED : mode;
+  if (!reverse && n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1 &&
+      (mode == MODE_PACKED || t->short_strips)) {
+    t->mode = mode;
+    n->nchunks = p->nfields;
+    return word;
+  }
   if (mode != MODE_PACKED) {
     for (int i = 0; !reverse && i < n->nedges; i++) {
       const hs_peer *pe = &p->peers[n->edges[i].peer];
@@ -155,7 +184,23 @@ static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse
     else
       hs__pack_peer(p, pe, arrays, box);
   }
-  return MODE_PACKED | (reverse ? 0 : HS_NODE_BOXED);
+  return word;
+}
+
+/* Chunk c of a pipelined forward: field c's strips for every on-node peer that go through
+ * my boxes (all of them, or the short ones when my fields are shared). */
+static void shm_post_chunk(hs_plan p, hs_node *n, void *const *arrays, int c) {
+  shm_t *t = (shm_t *)n;
+  char *field = hs__field_ptr(p, arrays, c);
+  for (int i = 0; i < n->nedges; i++) {
+    const hs_peer *pe = &p->peers[n->edges[i].peer];
+    char *box = n->seg + n->edges[i].my_box;
+    for (int k = t->x[i].sfirst[c]; k < t->x[i].sfirst[c + 1]; k++) {
+      const hs_section *sec = &pe->send[pe->send_fm[k]];
+      if (t->mode == MODE_PACKED || boxed_strip(p, sec))
+        hs__pack_section(p, sec, field, box + (sec->msg_offset - pe->send[0].msg_offset));
+    }
+  }
 }
 
 /* A direct-mode neighbour's fields for the posted operation, in my address space; NULL (an
@@ -172,16 +217,21 @@ static char **fields_of(hs_plan p, hs_node *n, int i) {
   return x->cfield;
 }
 
-static int shm_read(hs_plan p, hs_node *n, int i, void *const *arrays) {
+/* My halo's sections recv_fm[k0 .. k1) from edge i: from its box, or from its field. */
+static int read_range(hs_plan p, hs_node *n, int i, void *const *arrays, int k0, int k1) {
   const hs_node_edge *e = &n->edges[i];
   const hs_peer *pe = &p->peers[e->peer];
   if (hs__node_mode(e) == MODE_PACKED) {
-    hs__unpack_peer(p, pe, arrays, e->seg + e->its_box);
+    for (int k = k0; k < k1; k++) {
+      const hs_section *d = &pe->recv[pe->recv_fm[k]];
+      hs__unpack_section(p, d, hs__field_ptr(p, arrays, d->box.field),
+                         e->seg + e->its_box + d->msg_offset);
+    }
     return HS_OK;
   }
   char **sf = fields_of(p, n, i);
   if (!sf) return HS_ERR_STATE;
-  for (int k = 0; k < pe->nrecv; k++) {
+  for (int k = k0; k < k1; k++) {
     int j = pe->recv_fm[k];
     const hs_section *d = &pe->recv[j], *s = &e->ssec[j];
     char *field = hs__field_ptr(p, arrays, d->box.field);
@@ -191,6 +241,16 @@ static int shm_read(hs_plan p, hs_node *n, int i, void *const *arrays) {
       hs__copy_sections(p, s, sf[s->box.field], d, field);
   }
   return HS_OK;
+}
+
+static int shm_read(hs_plan p, hs_node *n, int i, void *const *arrays) {
+  return read_range(p, n, i, arrays, 0, p->peers[n->edges[i].peer].nrecv);
+}
+
+/* Chunk c of edge i's pipelined forward: my halo's sections of field c. */
+static int shm_read_chunk(hs_plan p, hs_node *n, int i, void *const *arrays, int c) {
+  const shm_edge *x = &((shm_t *)n)->x[i];
+  return read_range(p, n, i, arrays, x->rfirst[c], x->rfirst[c + 1]);
 }
 
 /* The reverse's source for my sections [j0, j1) of edge i: its box, or its fields. */
@@ -214,13 +274,15 @@ static void shm_free(hs_plan p, hs_node *n) {
   for (int i = 0; t->x && i < n->nedges; i++) {
     hs__free(p, t->x[i].sfield);
     hs__free(p, t->x[i].cfield);
+    hs__free(p, t->x[i].sfirst);
   }
   hs__free(p, t->x);
 }
 
 static const hs_node_ops shm_node_ops = {
     .setup = shm_edges, .connect = shm_connect, .post = shm_post, .read = shm_read,
-    .source = shm_source, .release = shm_free};
+    .post_chunk = shm_post_chunk, .read_chunk = shm_read_chunk, .source = shm_source,
+    .release = shm_free};
 
 /* A box per on-node peer; the reverse reads sections where they lie, in any order. */
 static int shm_setup(hs_plan p) {

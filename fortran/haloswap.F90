@@ -314,6 +314,7 @@ contains
     type(c_ptr) :: datas(max(size(fields), 1))
     integer(c_int) :: stencil, ow, ax, orows, norder, nsweep
     integer(c_int), allocatable :: offs(:), axs(:)
+    integer, allocatable :: given_offsets(:,:), given_axes(:)
     character(kind=c_char, len=:), allocatable :: tname
     integer :: i
     do i = 1, size(fields)
@@ -330,7 +331,9 @@ contains
     if (present(oneway_axis)) ax = int(oneway_axis - 1, c_int)
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
-    call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
+    if (present(order_offsets)) given_offsets = order_offsets
+    if (present(sweep_axes)) given_axes = sweep_axes
+    call haloswap_order_args(orows, norder, nsweep, offs, axs, given_offsets, given_axes)
     ierr = int(c_plan_create(decomp%ptr, int(size(fields), c_int), types, datas, shapes, depth, &
          stencil, ow, ax, tname, orows, norder, offs, nsweep, axs, hs%plan))
     call forget_fields(hs)
@@ -346,17 +349,19 @@ contains
   end subroutine init_halo_communication
 
   !> The optional combine-order arguments for the C side: their sizes (-1 where absent) and
-  !> their values in arrays that always exist (an absent optional must not be passed on to C:
-  !> gfortran's copy-in of an absent assumed-shape array reads its unset descriptor).
+  !> their values in arrays that always exist. The caller passes copies of the ones given,
+  !> unallocated where absent, never an absent optional: passing one on, gfortran builds the
+  !> new descriptor from the absent array's unset bounds (sanitized builds flagged the
+  !> overflow now and then, fortran_fields_np2, 2026-12-01), and C must not see one either.
   !> haloswap_geometry_init uses it too.
   subroutine haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
     integer(c_int), intent(out) :: orows, norder, nsweep
     integer(c_int), allocatable, intent(out) :: offs(:), axs(:)
-    integer, intent(in), optional :: order_offsets(:,:), sweep_axes(:)
+    integer, allocatable, intent(in) :: order_offsets(:,:), sweep_axes(:)
     orows = 3
     norder = -1
     nsweep = -1
-    if (present(order_offsets)) then
+    if (allocated(order_offsets)) then
       orows = int(size(order_offsets, 1), c_int)
       norder = int(size(order_offsets, 2), c_int)
       offs = int(reshape(order_offsets, [max(size(order_offsets), 1)], pad=[0]), c_int)
@@ -364,7 +369,7 @@ contains
       allocate(offs(1))
       offs = 0
     end if
-    if (present(sweep_axes)) then
+    if (allocated(sweep_axes)) then
       nsweep = int(size(sweep_axes), c_int)
       axs = int([sweep_axes, 0], c_int)
     else
@@ -495,8 +500,14 @@ contains
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
     type(haloswap_field), intent(in), optional, target :: source_data(:)
-    call initiate_nonblocking_halo_swap(hs, ierr, source_data)
-    if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr, source_data)
+    ! Never an absent optional array passed on (see haloswap_order_args).
+    if (present(source_data)) then
+      call initiate_nonblocking_halo_swap(hs, ierr, source_data)
+      if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr, source_data)
+    else
+      call initiate_nonblocking_halo_swap(hs, ierr)
+      if (ierr == HALOSWAP_OK) call complete_nonblocking_halo_swap(hs, ierr)
+    end if
   end subroutine blocking_halo_swap
 
   subroutine finalise_halo_communication(hs, ierr)

@@ -208,6 +208,7 @@ contains
     integer(c_int) :: orows, norder, nsweep
     integer :: nf, i
     integer(c_int), allocatable :: dset(:), dlo(:), dhi(:), stag(:), own(:), offs(:), axs(:)
+    integer, allocatable :: given_offsets(:,:), given_axes(:)
     type(arrays_c) :: a
     character(kind=c_char, len=:), allocatable :: tname
     nf = size(fields)
@@ -223,7 +224,9 @@ contains
     end do
     tname = c_null_char
     if (present(transport)) tname = trim(transport) // c_null_char
-    call haloswap_order_args(orows, norder, nsweep, offs, axs, order_offsets, sweep_axes)
+    if (present(order_offsets)) given_offsets = order_offsets
+    if (present(sweep_axes)) given_axes = sweep_axes
+    call haloswap_order_args(orows, norder, nsweep, offs, axs, given_offsets, given_axes)
     if (present(regions)) ierr = int(c_next_regions(regions%ptr))
     ierr = int(c_plan_geom(decomp%ptr, a%n, a%kinds, a%datas, a%ranks, a%layouts, a%cf, &
          a%shapes, a%hlo, dset, dlo, dhi, stag, own, int(depth, c_int), merge(0_c_int, 1_c_int, &
@@ -242,8 +245,13 @@ contains
     integer, intent(in) :: op
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    call haloswap_reverse_start(hs, op, ierr, arrays)
-    if (ierr == HALOSWAP_OK) call haloswap_reverse_complete(hs, ierr, arrays)
+    if (present(arrays)) then
+      ierr = reverse_call(hs, R_START, op, arrays)
+      if (ierr == HALOSWAP_OK) ierr = reverse_call(hs, R_COMPLETE, 0, arrays)
+    else
+      ierr = reverse_call(hs, R_START, op)
+      if (ierr == HALOSWAP_OK) ierr = reverse_call(hs, R_COMPLETE, 0)
+    end if
   end subroutine haloswap_reverse
 
   subroutine haloswap_reverse_start(hs, op, ierr, arrays)
@@ -251,7 +259,11 @@ contains
     integer, intent(in) :: op
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    ierr = reverse_call(hs, R_START, op, arrays)
+    if (present(arrays)) then
+      ierr = reverse_call(hs, R_START, op, arrays)
+    else
+      ierr = reverse_call(hs, R_START, op)
+    end if
   end subroutine haloswap_reverse_start
 
   !> arrays: the same as given to haloswap_reverse_start (or none if none were).
@@ -259,7 +271,11 @@ contains
     type(halo_communication_type), intent(inout) :: hs
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    ierr = reverse_call(hs, R_COMPLETE, 0, arrays)
+    if (present(arrays)) then
+      ierr = reverse_call(hs, R_COMPLETE, 0, arrays)
+    else
+      ierr = reverse_call(hs, R_COMPLETE, 0)
+    end if
   end subroutine haloswap_reverse_complete
 
   !> Reverse then forward (EPIC's field_halo_swap after a parcel-to-grid deposit).
@@ -268,10 +284,16 @@ contains
     integer, intent(in) :: op
     integer, intent(out) :: ierr
     type(haloswap_gfield), intent(in), optional :: arrays(:)
-    ierr = reverse_call(hs, R_FILL, op, arrays)
+    if (present(arrays)) then
+      ierr = reverse_call(hs, R_FILL, op, arrays)
+    else
+      ierr = reverse_call(hs, R_FILL, op)
+    end if
   end subroutine haloswap_accumulate_fill
 
-  ! One of the three over the registered arrays or this call's.
+  ! One of the three over the registered arrays or this call's. The callers leave arrays out
+  ! rather than pass their own absent one on (gfortran would build a descriptor from its
+  ! unset bounds: see haloswap_order_args).
   integer function reverse_call(hs, what, op, arrays)
     type(halo_communication_type), intent(in) :: hs
     integer(c_int), intent(in) :: what

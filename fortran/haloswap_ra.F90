@@ -216,12 +216,12 @@ contains
          int(rank, c_int), int(index, c_int), int(status, c_int)))
   end function haloswap_ra_get
 
-  !> The bit mask of a list of arrays (1..narrays); every array if absent.
+  !> The bit mask of a list of arrays (1..narrays); the callers pass -1 (every array) when
+  !> they were given none, rather than their absent optional (see haloswap.F90's
+  !> haloswap_order_args).
   integer(c_int) function array_mask(arrays) result(mask)
-    integer, intent(in), optional :: arrays(:)
+    integer, intent(in) :: arrays(:)
     integer :: k
-    mask = -1_c_int
-    if (.not. present(arrays)) return
     mask = 0
     do k = 1, size(arrays)
        if (arrays(k) >= 1 .and. arrays(k) <= HALOSWAP_RA_MAX_ARRAYS) &
@@ -233,14 +233,22 @@ contains
   integer function haloswap_ra_sync(layer, arrays) result(status)
     type(haloswap_ra_layer), intent(in) :: layer
     integer, intent(in), optional :: arrays(:)
-    status = int(c_sync_arrays(layer%ptr, array_mask(arrays)))
+    if (present(arrays)) then
+       status = int(c_sync_arrays(layer%ptr, array_mask(arrays)))
+    else
+       status = int(c_sync_arrays(layer%ptr, -1_c_int))
+    end if
   end function haloswap_ra_sync
 
   !> Completes this rank's puts at their owners without a barrier (p2p: a collective sync).
   integer function haloswap_ra_complete(layer, arrays) result(status)
     type(haloswap_ra_layer), intent(in) :: layer
     integer, intent(in), optional :: arrays(:)
-    status = int(c_complete(layer%ptr, array_mask(arrays)))
+    if (present(arrays)) then
+       status = int(c_complete(layer%ptr, array_mask(arrays)))
+    else
+       status = int(c_complete(layer%ptr, -1_c_int))
+    end if
   end function haloswap_ra_complete
 
   integer function haloswap_ra_epoch_begin(layer) result(status)

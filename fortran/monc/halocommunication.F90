@@ -170,11 +170,21 @@ contains
     if (present(copy_corners_to_halo_buffer) .neqv. present(copy_from_halo_buffer_to_corner)) &
          call fatal("blocking_halo_swap", "give both corner callbacks " // &
          "(copy_corners_to_halo_buffer, copy_from_halo_buffer_to_corner) or neither")
-    ! Optional dummies pass their absence on, so one call per procedure covers every case.
-    call initiate_nonblocking_halo_swap(current_state, halo_swap_state, copy_to_halo_buffer, &
-         copy_corners_to_halo_buffer, source_data)
-    call complete_nonblocking_halo_swap(current_state, halo_swap_state, perform_local_data_copy, &
-         copy_from_halo_buffer, copy_from_halo_buffer_to_corner, source_data)
+    ! The corner callbacks pass their absence on; an absent source_data array is not passed
+    ! on (gfortran would build its descriptor from unset bounds: haloswap.F90's
+    ! haloswap_order_args).
+    if (present(source_data)) then
+      call initiate_nonblocking_halo_swap(current_state, halo_swap_state, copy_to_halo_buffer, &
+           copy_corners_to_halo_buffer, source_data)
+      call complete_nonblocking_halo_swap(current_state, halo_swap_state, &
+           perform_local_data_copy, copy_from_halo_buffer, copy_from_halo_buffer_to_corner, &
+           source_data)
+    else
+      call initiate_nonblocking_halo_swap(current_state, halo_swap_state, copy_to_halo_buffer, &
+           copy_corners_to_halo_buffer)
+      call complete_nonblocking_halo_swap(current_state, halo_swap_state, &
+           perform_local_data_copy, copy_from_halo_buffer, copy_from_halo_buffer_to_corner)
+    end if
   end subroutine blocking_halo_swap
 
   !> Local copies for self neighbours, then wait for the neighbours' data, which the
@@ -199,8 +209,13 @@ contains
          "involve_corners = " // merge("T", "F", halo_swap_state%involve_corners) // &
          " but copy_from_halo_buffer_to_corner is " // &
          merge("given  ", "missing", present(copy_from_halo_buffer_to_corner)))
-    call perform_local_data_copy(current_state, halo_swap_state%halo_depth, &
-         halo_swap_state%involve_corners, source_data)
+    if (present(source_data)) then
+      call perform_local_data_copy(current_state, halo_swap_state%halo_depth, &
+           halo_swap_state%involve_corners, source_data)
+    else
+      call perform_local_data_copy(current_state, halo_swap_state%halo_depth, &
+           halo_swap_state%involve_corners)
+    end if
     c => context_of(halo_swap_state, "complete_nonblocking_halo_swap")
     if (c_associated(c%plan%plan)) then
       t0 = mpi_wtime()
@@ -210,7 +225,7 @@ contains
       c%cunpack_cb => null()
       if (present(copy_from_halo_buffer_to_corner) .and. halo_swap_state%involve_corners) &
            c%cunpack_cb => copy_from_halo_buffer_to_corner
-      call set_source(c, source_data)
+      if (present(source_data)) c%src = source_data ! the wrappers (pointers), not the data
       call hs_complete(c%plan, ierr)
       call check(ierr, "complete_nonblocking_halo_swap")
       call check_hooks(c, "complete_nonblocking_halo_swap")
@@ -258,7 +273,7 @@ contains
     c%cpack_cb => null()
     if (present(copy_corners_to_halo_buffer) .and. halo_swap_state%involve_corners) &
          c%cpack_cb => copy_corners_to_halo_buffer
-    call set_source(c, source_data)
+    if (present(source_data)) c%src = source_data ! the wrappers (pointers), not the data
     call hs_initiate(c%plan, ierr)
     call check(ierr, "initiate_nonblocking_halo_swap")
     call check_hooks(c, "initiate_nonblocking_halo_swap")
@@ -1055,16 +1070,6 @@ contains
     character(len=*), intent(in) :: where
     if (c%hook_error /= 0) call fatal(where, trim(c%hook_msg))
   end subroutine check_hooks
-
-  subroutine set_source(c, source_data)
-    type(monc_haloswap_ctx), intent(inout) :: c
-    type(field_data_wrapper_type), dimension(:), intent(in), optional :: source_data
-    if (present(source_data)) then
-      c%src = source_data     ! copies the wrappers (pointers), not the data
-    else if (allocated(c%src)) then
-      deallocate(c%src)
-    end if
-  end subroutine set_source
 
   subroutine clear_call(c)
     type(monc_haloswap_ctx), intent(inout) :: c

@@ -157,7 +157,11 @@ contains
     call fresh()
     call initiate_nonblocking_halo_swap(hs, ierr, source_data=[haloswap_field(src)])
     if (ierr /= HALOSWAP_OK) error stop "badinput_fortran: valid initiate refused"
-    call complete_nonblocking_halo_swap(hs, ierr, source_data=fields)
+    if (present(fields)) then ! an absent optional array is never passed on (haloswap.F90)
+      call complete_nonblocking_halo_swap(hs, ierr, source_data=fields)
+    else
+      call complete_nonblocking_halo_swap(hs, ierr)
+    end if
   end subroutine initiate_then_complete
 
   subroutine begin(name)

@@ -17,6 +17,8 @@ if [ "$PB_LIST" = 1 ]; then
   echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid (MPICH: --MPICart $cx_ranks 1 1), --domain $cx_L^3, --nrep $cx_reps, --check"
   echo "halo widths: $cx_halos; fields: $cx_fields; $PB_LAUNCHES launch rounds, order rotated"
   echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
+  echo "floor: haloswap on 1 rank, the same domain (one copy of every halo cell)"
+  echo "launches: a rank per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0
 fi
 [ -f "$PB_SRC/cartex/CMakeLists.txt" ] ||
@@ -75,16 +77,18 @@ for mpi in $PB_MPIS; do
     case $rt in
       mpi_comm) variants="$variants mpi_comm mpi_comm:MPI-datatypes" ;;
       ghex_comm) variants="$variants ghex_comm" ;;
-      haloswap_comm) for t in $(pb_transports "$mpi"); do variants="$variants hs:$t"; done ;;
+      haloswap_comm) for t in $(pb_transports "$mpi"); do variants="$variants hs:$t"; done
+                     variants="$variants floor" ;;
     esac
   done
   read -r -a vs <<<"$variants"
   # hwcart's node level fails under MPICH here ("wrong topology on level 0: expected 2 nodes on
   # this level, instead found 1"): cartex's other decomposition, its MPI Cartesian grid
-  grid=$cx_grid
-  [ "$mpi" = openmpi ] || grid="--MPICart $cx_ranks 1 1"
-  run_env=$(hs_run_env "$mpi")
+  grid=$cx_grid grid1="--node 1 1 1 --core 1 1 1"
+  [ "$mpi" = openmpi ] || grid="--MPICart $cx_ranks 1 1" grid1="--MPICart 1 1 1"
+  run_env=$(pb_run_env "$mpi" $cx_ranks)
   [ -z "$run_env" ] || echo "cartex ($mpi): every launch (every runtime) with $run_env"
+  echo "cartex ($mpi): launcher $(pb_mpiexec "$mpi" $cx_ranks)"
   echo "cartex ($mpi): $(uptime)"
   for ((round = 1; round <= PB_LAUNCHES; round++)); do
     for h in $cx_halos; do
@@ -94,17 +98,21 @@ for mpi in $PB_MPIS; do
         n=${#vs[@]}
         for ((k = 0; k < n; k++)); do
           v=${vs[$(((k + round) % n))]}
-          rt=${v%%:*} extra="" tenv=""
+          rt=${v%%:*} extra="" tenv="" ranks=$cx_ranks g=$grid
           case $v in
             mpi_comm:*) extra="--${v#*:}" ;;
             hs:*) rt=haloswap_comm tenv="HALOSWAP_TRANSPORT=${v#hs:}"
                   case ${v#hs:} in shm*|auto*) extra=--hs-alloc ;; esac ;;
+            # one rank, the same domain: every halo cell one copy from its own interior, the
+            # least any exchange of these fields costs (each halo cell written once from its
+            # source, all of it local, the memory to itself)
+            floor) rt=haloswap_comm tenv=HALOSWAP_TRANSPORT=p2p ranks=1 g=$grid1 ;;
           esac
           log=$PB_WORK/$mpi/run.log
           # shellcheck disable=SC2086
-          if env $run_env $tenv timeout 300 $(hs_mpiexec "$mpi") -n $cx_ranks \
+          if env $run_env $tenv timeout 300 $(pb_mpiexec "$mpi" $ranks) -n $ranks \
               "$PB_WORK/$mpi/$rt/cartex/src/bin/benchmark" --domain $cx_L $cx_L $cx_L \
-              --nrep "$cx_reps" --nfields "$nf" --halo "$h" --check $grid $extra \
+              --nrep "$cx_reps" --nfields "$nf" --halo "$h" --check $g $extra \
               >"$log" 2>&1 && ! grep -q 'check failed' "$log"; then
             sec=$(awk '/^median \(s\)/ { print $3 }' "$log")
           else
@@ -122,5 +130,9 @@ done
 echo
 echo "cartex's own timing: its 'median (s)' of one exchange of all fields (rank 0), per launch;"
 echo "below the median over $PB_LAUNCHES launches. MPI = the faster of cartex's two mpi_comm variants."
+echo "floor = haloswap on 1 rank with the same domain: every halo cell one copy from local memory;"
+echo "no exchange of these fields between 2 ranks costs less, so where floor/MPI > 0.5 a time of"
+echo "0.5x MPI is out of reach."
 pb_table best:mpi_comm --ratio "best/MPI=best:hs:/best:mpi_comm" \
-  --ratio "best/GHEX=best:hs:/ghex_comm" --ratio "p2p/MPI=hs:p2p/best:mpi_comm"
+  --ratio "best/GHEX=best:hs:/ghex_comm" --ratio "p2p/MPI=hs:p2p/best:mpi_comm" \
+  --ratio "floor/MPI=floor/best:mpi_comm"

@@ -17,6 +17,8 @@ if [ "$PB_LIST" = 1 ]; then
   echo "MPI libraries: $PB_MPIS; 2 processes, -divide 2_1_1, $((2 * cb_side))_${cb_side}_${cb_side}, -periodic 1_1_1, -cycles $cb_cycles"
   echo "ghost widths: $cb_ghosts; variables: $cb_vars; $PB_LAUNCHES launch rounds"
   echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
+  echo "floor: haloswap in 1 process with one process's box (one copy of every ghost zone)"
+  echo "launches: a process per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0
 fi
 [ -f "$PB_SRC/src/comb.cpp" ] || die "CHECKOUT '$PB_SRC' holds no src/comb.cpp (a checkout of LLNL/Comb?)"
@@ -50,6 +52,17 @@ pb_edit src/comb.cpp "a declaration before main and one call after Comb's mpi_pe
 
 results=$PB_WORK/results.tsv
 : >"$results"
+# cb_summary DIR: a launch's lines of the results (Comb's summary in DIR): a test's comm time =
+# its post-recv + post-send + wait-recv + wait-send averages; memcpy = copy_sync's average
+cb_summary() {
+  awk -v mpi="$mpi" -v config="$config" -v round="$round" '
+    /^Starting test memcpy/ { test = "memcpy " $4; next }
+    /^Starting test Comm/ { test = ($4 ~ /^haloswap-/) ? "hs:" substr($4, 10) : ($4 == "sync") ? "sync" : $4 " " $9; next }
+    test ~ /^memcpy/ && /^copy_sync/ { printf "%s\t%s\t%s\t%s\t%s\n", mpi, config, test, round, $5; test = ""; next }
+    test != "" && /^(post-recv|post-send|wait-recv|wait-send):/ { t[test] += $5 }
+    END { for (k in t) printf "%s\t%s\t%s\t%s\t%.9g\n", mpi, config, k, round, t[k] }
+  ' "$(ls "$1"/Comb_*_summary | head -1)" | sort -t "$(printf '\t')" -k3,3
+}
 for mpi in $PB_MPIS; do
   [ -f "$(hs_build_dir "$mpi")/CMakeCache.txt" ] || die "no haloswap build in $(hs_build_dir "$mpi") (make build-$mpi)"
   hs_install "$mpi" "$PB_WORK/$mpi/haloswap"
@@ -64,7 +77,7 @@ done
 for mpi in $PB_MPIS; do
   out=$PB_WORK/$mpi/comb
   bin=$(find "$out" -name comb -type f -perm -u+x | head -1)
-  run_env=$(hs_run_env "$mpi")
+  run_env=$(pb_run_env "$mpi" 2)
   [ -z "$run_env" ] || echo "comb ($mpi): every launch with $run_env"
   echo "comb ($mpi): $(uptime)"
   ts=$(pb_transports "$mpi")
@@ -75,8 +88,8 @@ for mpi in $PB_MPIS; do
         hs_progress "comb ($mpi): round $round/$PB_LAUNCHES, $config"
         dir=$PB_WORK/$mpi/run && rm -rf "$dir" && mkdir -p "$dir"
         # shellcheck disable=SC2086
-        if ! (cd "$dir" && env $run_env HALOSWAP_TRANSPORTS="$ts" HALOSWAP_COMB_ALLOC="malloc hs" \
-            timeout 600 $(hs_mpiexec "$mpi") -n 2 "$bin" $((2 * cb_side))_${cb_side}_${cb_side} \
+        if ! (cd "$dir" && env $run_env HALOSWAP_TRANSPORTS="$ts" HALOSWAP_COMB_ALLOC="malloc hs" HALOSWAP_COMB_SYNC=1 \
+            timeout 600 $(pb_mpiexec "$mpi" 2) -n 2 "$bin" $((2 * cb_side))_${cb_side}_${cb_side} \
             -divide 2_1_1 -periodic 1_1_1 -ghost ${g}_${g}_${g} -vars "$nv" -cycles "$cb_cycles" \
             -comm cutoff 250 -exec disable all -exec enable seq -exec enable mpi_type \
             -memory disable all -memory enable host \
@@ -84,15 +97,20 @@ for mpi in $PB_MPIS; do
           { echo "comb ($mpi): $config failed:"; tail -5 "$dir/run.log"; } >&2
           continue
         fi
-        # Comb's summary: a test's comm time = its post-recv + post-send + wait-recv +
-        # wait-send averages; memcpy = copy_sync's average
-        awk -v mpi="$mpi" -v config="$config" -v round="$round" '
-          /^Starting test memcpy/ { test = "memcpy " $4; next }
-          /^Starting test Comm/ { test = ($4 ~ /^haloswap-/) ? "hs:" substr($4, 10) : $4 " " $9; next }
-          test ~ /^memcpy/ && /^copy_sync/ { printf "%s\t%s\t%s\t%s\t%s\n", mpi, config, test, round, $5; test = ""; next }
-          test != "" && /^(post-recv|post-send|wait-recv|wait-send):/ { t[test] += $5 }
-          END { for (k in t) printf "%s\t%s\t%s\t%s\t%.9g\n", mpi, config, k, round, t[k] }
-        ' "$(ls "$dir"/Comb_*_summary | head -1)" | sort -t "$(printf '\t')" -k3,3 >>"$results"
+        cb_summary "$dir" >>"$results"
+        # floor: one process with the same box (Comb's -divide 1_1_1 of one rank's share),
+        # haloswap alone: every ghost zone one copy from local memory, in Comb's phases
+        dir=$PB_WORK/$mpi/run1 && rm -rf "$dir" && mkdir -p "$dir"
+        # shellcheck disable=SC2086
+        if ! (cd "$dir" && env $run_env HALOSWAP_TRANSPORTS=p2p HALOSWAP_COMB_ALLOC=malloc \
+            timeout 600 $(pb_mpiexec "$mpi" 1) -n 1 "$bin" ${cb_side}_${cb_side}_${cb_side} \
+            -divide 1_1_1 -periodic 1_1_1 -ghost ${g}_${g}_${g} -vars "$nv" -cycles "$cb_cycles" \
+            -comm cutoff 250 -exec disable all -exec enable seq -memory disable all \
+            -memory enable host -comm disable all >run.log 2>&1); then
+          { echo "comb ($mpi): $config, one process, failed:"; tail -5 "$dir/run.log"; } >&2
+          continue
+        fi
+        cb_summary "$dir" | awk -F '\t' -v OFS='\t' '$3 == "hs:p2p" { $3 = "floor"; print }' >>"$results"
       done
     done
   done
@@ -101,4 +119,8 @@ done
 echo
 echo "Comb's own timing: per cycle, the sum of its post-recv, post-send, wait-recv and wait-send"
 echo "averages (Comb's summary file); memcpy = Comb's copy_sync of every variable's whole mesh."
-pb_table best:mpi --ratio "best/memcpy=best:hs:/best:memcpy" --ratio "best/MPI=best:hs:/best:mpi"
+echo "floor = haloswap in one process with the same box: every ghost zone one copy from local"
+echo "memory; no exchange between 2 processes costs less, so where floor/MPI > 0.5 a time of"
+echo "0.5x MPI is out of reach."
+pb_table best:mpi --ratio "best/memcpy=best:hs:/best:memcpy" --ratio "best/MPI=best:hs:/best:mpi" \
+  --ratio "floor/MPI=floor/best:mpi"

@@ -6,7 +6,9 @@
  * nothing to do and are timed as Comb times them. One plan per transport named in
  * HALOSWAP_TRANSPORTS (space-separated, e.g. "p2p shm cma"), for each memory named in
  * HALOSWAP_COMB_ALLOC ("malloc", as Comb's host allocator, and/or "hs": hs_alloc memory, shm's
- * one-copy path). */
+ * one-copy path). HALOSWAP_COMB_SYNC=1 adds Comb's cycles with only a zero-byte message to and
+ * from every neighbour ("sync"). */
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -108,6 +110,67 @@ static void hs_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& va
   hs_plan_free(&plan);
 }
 
+/* Comb's cycles with no data moved: a zero-byte message to and from every neighbour process
+ * (post-send / wait-recv), what any exchange waits for at the least (the neighbour's pre-comm
+ * done) before its halo can be written. */
+static void sync_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& vars,
+                       IdxT ncycles, Timer& tm, Timer& tm_total)
+{
+  MPI_Comm comm = comminfo.cart.comm;
+  int me, n;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &n);
+  std::vector<int> peers;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        int c[3], d[3] = {dx, dy, dz};
+        MPI_Cart_coords(comm, me, 3, c);
+        for (int a = 0; a < 3; ++a) c[a] += d[a];
+        int r = comminfo.cart.get_rank(c);
+        if (r != me && std::find(peers.begin(), peers.end(), r) == peers.end()) peers.push_back(r);
+      }
+  fgprintf(FileGroup::all, "Starting test Comm sync Mesh seq Host Buffers none\n");
+  std::vector<MPI_Request> req(2 * peers.size());
+  char none = 0, sink[64];
+  CPUContext tm_con;
+  tm.clear();
+  tm_total.clear();
+  MPI_Barrier(comm);
+  tm_total.start(tm_con, "bench-comm");
+  for (IdxT cycle = 0; cycle < ncycles; ++cycle) {
+    tm.start(tm_con, "pre-comm");
+    for (auto p : vars)
+      for (IdxT k = info.min[2]; k < info.max[2]; ++k)
+        for (IdxT j = info.min[1]; j < info.max[1]; ++j)
+          for (IdxT i = info.min[0]; i < info.max[0]; ++i)
+            p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-recv");
+    for (size_t q = 0; q < peers.size(); ++q)
+      MPI_Irecv(sink + q % 64, 0, MPI_CHAR, peers[q], 77, comm, &req[q]);
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-send");
+    for (size_t q = 0; q < peers.size(); ++q)
+      MPI_Isend(&none, 0, MPI_CHAR, peers[q], 77, comm, &req[peers.size() + q]);
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-recv");
+    MPI_Waitall((int)peers.size(), req.data(), MPI_STATUSES_IGNORE);
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-send");
+    MPI_Waitall((int)peers.size(), req.data() + peers.size(), MPI_STATUSES_IGNORE);
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-comm");
+    for (auto p : vars)
+      for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
+    tm.stop(tm_con);
+  }
+  MPI_Barrier(comm);
+  tm_total.stop(tm_con);
+  print_timers(comminfo, tm, tm_total);
+  (void)n;
+}
+
 void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, IdxT ncycles,
                           Timer& tm, Timer& tm_total)
 {
@@ -142,6 +205,8 @@ void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, Idx
     std::istringstream names(list ? list : "p2p");
     for (std::string name; names >> name;)
       hs_bench(comminfo, info, vars, fields, name, hs_mem, decomp, ncycles, tm, tm_total);
+    const char* sync = getenv("HALOSWAP_COMB_SYNC");
+    if (!hs_mem && sync && *sync == '1') sync_bench(comminfo, info, vars, ncycles, tm, tm_total);
     for (auto p : vars) {
       if (hs_mem) hs_free(decomp, p);
       else free(p);

@@ -93,8 +93,9 @@ static int post_failed(hs_plan p, hs_twosided *e) {
 static int post(hs_plan p, hs_twosided *e, void *const *arrays, int persistent, MPI_Request *rq,
                 MPI_Request *sq) {
   const hs_dtypes *t = NULL;
-  if (e->mode) {
-    int rc = hs__dtypes_get(p, arrays, &t);
+  if (e->mode) { /* both sides' types: field by field (hs__dtypes_get_fieldwise) */
+    int rc = e->mode == (SEND_DT | RECV_DT) ? hs__dtypes_get_fieldwise(p, arrays, &t)
+                                            : hs__dtypes_get(p, arrays, &t);
     if (rc != HS_OK) return rc;
   }
   int rdt = e->mode & RECV_DT, sdt = e->mode & SEND_DT;

@@ -14,6 +14,7 @@ typedef struct {
   char **ptrs;        /* the resolved field pointers the types address */
   hs_dtypes t;
   hs_dtypes flagged;  /* t with a header word ahead of each peer's data, built on request */
+  hs_dtypes fieldwise; /* the sections in field order, built on request */
   uint64_t stamp;
 } entry;
 
@@ -40,13 +41,16 @@ static void entry_free(hs_plan p, entry *e) {
   free_list(e->t.recv, p->npeers);
   free_list(e->flagged.send, p->npeers);
   free_list(e->flagged.recv, p->npeers);
+  free_list(e->fieldwise.send, p->npeers);
+  free_list(e->fieldwise.recv, p->npeers);
   free(e->ptrs);
   memset(e, 0, sizeof *e);
 }
 
-/* One type over n sections of one peer's message. */
-static int sections_type(hs_plan p, const hs_section *secs, int n, void *const *arrays,
-                         MPI_Datatype *out) {
+/* One type over n sections of one peer's message, in message order, or in the order of
+ * order[] (its field-by-field index list) if not NULL. */
+static int sections_type(hs_plan p, const hs_section *secs, const int *order, int n,
+                         void *const *arrays, MPI_Datatype *out) {
   *out = MPI_BYTE; /* no bytes: a valid committed type for count-0 edges */
   if (n == 0) return HS_OK;
   MPI_Datatype *types = malloc((size_t)n * sizeof *types);
@@ -55,7 +59,7 @@ static int sections_type(hs_plan p, const hs_section *secs, int n, void *const *
   int rc = (types && disp && len) ? HS_OK : hs__error(HS_ERR_NOMEM, "out of memory building a datatype");
   int built = 0;
   for (; rc == HS_OK && built < n; built++) {
-    const hs_section *s = &secs[built];
+    const hs_section *s = &secs[order ? order[built] : built];
     rc = hs__section_datatype(p, s, &types[built]);
     if (rc != HS_OK) break;
     MPI_Get_address(hs__field_ptr(p, arrays, s->box.field) + s->base, &disp[built]);
@@ -87,8 +91,8 @@ static int entry_build(hs_plan p, entry *e, void *const *arrays) {
   e->valid = true;
   for (int k = 0; k < p->npeers; k++) {
     const hs_peer *pe = &p->peers[k];
-    int rc = sections_type(p, pe->send, pe->nsend, arrays, &e->t.send[k]);
-    if (rc == HS_OK) rc = sections_type(p, pe->recv, pe->nrecv, arrays, &e->t.recv[k]);
+    int rc = sections_type(p, pe->send, NULL, pe->nsend, arrays, &e->t.send[k]);
+    if (rc == HS_OK) rc = sections_type(p, pe->recv, NULL, pe->nrecv, arrays, &e->t.recv[k]);
     if (rc != HS_OK) return rc;
   }
   return HS_OK;
@@ -148,6 +152,32 @@ int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out) {
   int rc = lookup(p, arrays, &e);
   if (rc == HS_OK) *out = &e->t;
   return rc;
+}
+
+int hs__dtypes_get_fieldwise(hs_plan p, void *const *arrays, const hs_dtypes **out) {
+  entry *e;
+  int rc = lookup(p, arrays, &e);
+  if (rc != HS_OK || e->fieldwise.send) {
+    if (rc == HS_OK) *out = &e->fieldwise;
+    return rc;
+  }
+  size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
+  hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
+  if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
+  for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
+  for (int k = 0; rc == HS_OK && k < p->npeers; k++) {
+    const hs_peer *pe = &p->peers[k];
+    rc = sections_type(p, pe->send, pe->send_fm, pe->nsend, arrays, &f.send[k]);
+    if (rc == HS_OK) rc = sections_type(p, pe->recv, pe->recv_fm, pe->nrecv, arrays, &f.recv[k]);
+  }
+  if (rc != HS_OK) {
+    free_list(f.send, p->npeers);
+    free_list(f.recv, p->npeers);
+    return rc;
+  }
+  e->fieldwise = f;
+  *out = &e->fieldwise;
+  return HS_OK;
 }
 
 /* {the word at flag, then t} (t's displacements are absolute); MPI_BYTE stays (no data). */

@@ -47,8 +47,9 @@ int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out);
  * Open MPI 4.1, 8 single-precision fields at halo 5 across x, 766-1067 us against 1107-1345
  * in message order). */
 int hs__dtypes_get_fieldwise(hs_plan p, void *const *arrays, const hs_dtypes **out);
-/* The same types with one int ahead of each peer's data: sflag[k] in what goes to peer k,
- * rflag[k] in what comes from it (arrays that live as long as the plan; nbr's failure flag).
+/* The field-by-field types with one int ahead of each peer's data: sflag[k] in what goes to
+ * peer k, rflag[k] in what comes from it (arrays that live as long as the plan; nbr's failure
+ * flag; both sides of nbr use these).
  * Peers without data keep MPI_BYTE. Built on first use and kept with the set's entry. */
 int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
                            const hs_dtypes **out);

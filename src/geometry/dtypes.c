@@ -200,18 +200,21 @@ static int with_header(const int *flag, MPI_Datatype t, MPI_Datatype *out) {
 int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
                            const hs_dtypes **out) {
   entry *e;
+  const hs_dtypes *fw;
   int rc = lookup(p, arrays, &e);
   if (rc != HS_OK || e->flagged.send) {
     if (rc == HS_OK) *out = &e->flagged;
     return rc;
   }
+  rc = hs__dtypes_get_fieldwise(p, arrays, &fw); /* both sides have these: nbr's only way */
+  if (rc != HS_OK) return rc;
   size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
   hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
   if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
   for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
   for (int k = 0; rc == HS_OK && k < p->npeers; k++) {
-    rc = with_header(&sflag[k], e->t.send[k], &f.send[k]);
-    if (rc == HS_OK) rc = with_header(&rflag[k], e->t.recv[k], &f.recv[k]);
+    rc = with_header(&sflag[k], fw->send[k], &f.send[k]);
+    if (rc == HS_OK) rc = with_header(&rflag[k], fw->recv[k], &f.recv[k]);
   }
   if (rc != HS_OK) {
     free_list(f.send, p->npeers);

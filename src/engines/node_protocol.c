@@ -61,6 +61,18 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
   return rc;
 }
 
+/* Edge i's chunks up to (not including) upto that this rank has not read yet; the first
+ * failed read's status. */
+static int read_chunks(hs_plan p, hs_node *n, int i, void *const *arrays, int upto) {
+  hs_node_edge *e = &n->edges[i];
+  int rc = HS_OK;
+  while (e->next_chunk < upto) {
+    int crc = n->core->ops->read_chunk(p, n, i, arrays, e->next_chunk++);
+    if (crc != HS_OK && rc == HS_OK) rc = crc;
+  }
+  return rc;
+}
+
 /* Edge i has posted operation seq: read its data (the chunks not read yet), or note its
  * failure flag. A failed round here reads nothing. */
 static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t seq) {
@@ -72,12 +84,7 @@ static int read_edge(hs_plan p, hs_node *n, int i, void *const *arrays, uint64_t
   }
   if (hs__failed_round(p)) return HS_OK;
   if (its->chunks < 2) return n->core->ops->read(p, n, i, arrays);
-  int rc = HS_OK;
-  while (e->next_chunk < (int)its->chunks) {
-    int crc = n->core->ops->read_chunk(p, n, i, arrays, e->next_chunk++);
-    if (crc != HS_OK && rc == HS_OK) rc = crc;
-  }
-  return rc;
+  return read_chunks(p, n, i, arrays, (int)its->chunks);
 }
 
 int hs__node_start(hs_plan p, void *const *arrays) {
@@ -199,12 +206,7 @@ static int poll_edges(hs_plan p, hs_node *n, void *const *arrays, int *progresse
       uint64_t pr = atomic_load_explicit(&its->progress, memory_order_acquire);
       if (pr <= seq * CHUNK_SCALE + (uint64_t)e->next_chunk) continue;
       HS_MPI(MPI_Win_sync(c->win));
-      int avail = (int)(pr - seq * CHUNK_SCALE);
-      rc = HS_OK;
-      while (e->next_chunk < avail) {
-        int crc = c->ops->read_chunk(p, n, i, arrays, e->next_chunk++);
-        if (crc != HS_OK && rc == HS_OK) rc = crc;
-      }
+      rc = read_chunks(p, n, i, arrays, (int)(pr - seq * CHUNK_SCALE));
       *progressed = 1;
       if (rc != HS_OK && c->err == HS_OK) c->err = rc;
       if (e->next_chunk < (int)its->chunks) continue;

@@ -144,51 +144,8 @@ static int shm_connect(hs_plan p, hs_node *n) {
   return HS_OK;
 }
 
-/* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. A
- * forward with boxes is published field by field where the engine can (shm_post_chunk). */
-static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
-  shm_t *t = (shm_t *)n;
-  shm_pub *mine = (shm_pub *)n->pub;
-  bool registered = hs__arrays_registered(p, arrays);
-  uint32_t mode = MODE_PACKED;
-  if (registered && mine->reg_direct)
-    mode = MODE_DIRECT_REG;
-  else if (!registered && ((shm_config *)p->config)->direct &&
-           locate_fields(p, arrays, mine->loc + p->nfields))
-    mode = MODE_DIRECT_SWAP;
-  uint32_t word = mode == MODE_PACKED && !reverse ? mode | HS_NODE_BOXED : mode;
-  if (!reverse && n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1 &&
-      (mode == MODE_PACKED || t->short_strips)) {
-    t->mode = mode;
-    n->nchunks = p->nfields;
-    return word;
-  }
-  if (mode != MODE_PACKED) {
-    for (int i = 0; !reverse && i < n->nedges; i++) {
-      const hs_peer *pe = &p->peers[n->edges[i].peer];
-      char *box = n->seg + n->edges[i].my_box;
-      for (int k = 0; k < pe->nsend; k++) {
-        const hs_section *sec = &pe->send[pe->send_fm[k]];
-        if (boxed_strip(p, sec))
-          hs__pack_section(p, sec, hs__field_ptr(p, arrays, sec->box.field),
-                           box + (sec->msg_offset - pe->send[0].msg_offset));
-      }
-    }
-    return mode;
-  }
-  for (int i = 0; i < n->nedges; i++) {
-    const hs_peer *pe = &p->peers[n->edges[i].peer];
-    char *box = n->seg + n->edges[i].my_box;
-    if (reverse)
-      hs__pack_sections(p, pe->recv, pe->nrecv, arrays, box); /* my halo boxes from it */
-    else
-      hs__pack_peer(p, pe, arrays, box);
-  }
-  return word;
-}
-
-/* Chunk c of a pipelined forward: field c's strips for every on-node peer that go through
- * my boxes (all of them, or the short ones when my fields are shared). */
+/* Chunk c of a forward: field c's strips for every on-node peer that go through my boxes
+ * (all of them, or the short ones when my fields are shared). */
 static void shm_post_chunk(hs_plan p, hs_node *n, void *const *arrays, int c) {
   shm_t *t = (shm_t *)n;
   char *field = hs__field_ptr(p, arrays, c);
@@ -201,6 +158,35 @@ static void shm_post_chunk(hs_plan p, hs_node *n, void *const *arrays, int c) {
         hs__pack_section(p, sec, field, box + (sec->msg_offset - pe->send[0].msg_offset));
     }
   }
+}
+
+/* Publish: where my fields are, or my strips (forward) / halo boxes (reverse) packed. A
+ * forward with boxes is published field by field where the engine can (n->nchunks); else its
+ * chunks all go at once. */
+static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
+  shm_t *t = (shm_t *)n;
+  shm_pub *mine = (shm_pub *)n->pub;
+  bool registered = hs__arrays_registered(p, arrays);
+  uint32_t mode = MODE_PACKED;
+  if (registered && mine->reg_direct)
+    mode = MODE_DIRECT_REG;
+  else if (!registered && ((shm_config *)p->config)->direct &&
+           locate_fields(p, arrays, mine->loc + p->nfields))
+    mode = MODE_DIRECT_SWAP;
+  if (reverse) {
+    for (int i = 0; mode == MODE_PACKED && i < n->nedges; i++) /* my halo boxes from it */
+      hs__pack_sections(p, p->peers[n->edges[i].peer].recv, p->peers[n->edges[i].peer].nrecv,
+                        arrays, n->seg + n->edges[i].my_box);
+    return mode;
+  }
+  t->mode = mode;
+  if (mode == MODE_PACKED || t->short_strips) {
+    if (n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1)
+      n->nchunks = p->nfields;
+    else
+      for (int c = 0; c < p->nfields; c++) shm_post_chunk(p, n, arrays, c);
+  }
+  return mode == MODE_PACKED ? mode | HS_NODE_BOXED : mode;
 }
 
 /* A direct-mode neighbour's fields for the posted operation, in my address space; NULL (an

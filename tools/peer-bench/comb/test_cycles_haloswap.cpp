@@ -10,6 +10,7 @@
  * from every neighbour ("sync"). */
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,7 +57,50 @@ static long hs_check(MeshInfo& info, std::vector<DataT*>& vars, hs_plan plan)
   return bad;
 }
 
-/* One transport: create, check, then Comb's cycles with Comb's phases and kernels. */
+/* Comb's cycles with Comb's phases and kernels (every interior zone set before, every zone
+ * after), the communication given as its four phases. */
+static void cycles(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& vars, IdxT ncycles,
+                   Timer& tm, Timer& tm_total, const std::function<void()>& post_recv,
+                   const std::function<void()>& post_send, const std::function<void()>& wait_recv,
+                   const std::function<void()>& wait_send)
+{
+  CPUContext tm_con;
+  tm.clear();
+  tm_total.clear();
+  MPI_Barrier(comminfo.cart.comm);
+  tm_total.start(tm_con, "bench-comm");
+  for (IdxT cycle = 0; cycle < ncycles; ++cycle) {
+    tm.start(tm_con, "pre-comm");
+    for (auto p : vars)
+      for (IdxT k = info.min[2]; k < info.max[2]; ++k)
+        for (IdxT j = info.min[1]; j < info.max[1]; ++j)
+          for (IdxT i = info.min[0]; i < info.max[0]; ++i)
+            p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-recv");
+    post_recv();
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-send");
+    post_send();
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-recv");
+    wait_recv();
+    tm.stop(tm_con);
+    tm.start(tm_con, "wait-send");
+    wait_send();
+    tm.stop(tm_con);
+    tm.start(tm_con, "post-comm");
+    for (auto p : vars)
+      for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
+    tm.stop(tm_con);
+  }
+  MPI_Barrier(comminfo.cart.comm);
+  tm_total.stop(tm_con);
+  print_timers(comminfo, tm, tm_total);
+}
+
+/* One transport: create, check, then Comb's cycles with hs_swap_start in post-send and
+ * hs_swap_complete in wait-recv. */
 static void hs_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& vars,
                      std::vector<hs_field>& fields, const std::string& name, bool hs_mem,
                      hs_decomp decomp, IdxT ncycles, Timer& tm, Timer& tm_total)
@@ -76,50 +120,22 @@ static void hs_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& va
   fgprintf(FileGroup::all, "haloswap-%s (%s) check: %ld wrong ghost zones\n", name.c_str(),
            hs_plan_selected_transport(plan), bad);
   if (bad) MPI_Abort(MPI_COMM_WORLD, 1);
-  CPUContext tm_con;
-  tm.clear();
-  tm_total.clear();
-  MPI_Barrier(comminfo.cart.comm);
-  tm_total.start(tm_con, "bench-comm");
-  for (IdxT cycle = 0; cycle < ncycles; ++cycle) {
-    tm.start(tm_con, "pre-comm");
-    for (auto p : vars)
-      for (IdxT k = info.min[2]; k < info.max[2]; ++k)
-        for (IdxT j = info.min[1]; j < info.max[1]; ++j)
-          for (IdxT i = info.min[0]; i < info.max[0]; ++i)
-            p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-recv");
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-send");
-    hs_ok(hs_swap_start(plan, (void* const*)vars.data()), "hs_swap_start");
-    tm.stop(tm_con);
-    tm.start(tm_con, "wait-recv");
-    hs_ok(hs_swap_complete(plan, (void* const*)vars.data()), "hs_swap_complete");
-    tm.stop(tm_con);
-    tm.start(tm_con, "wait-send");
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-comm");
-    for (auto p : vars)
-      for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
-    tm.stop(tm_con);
-  }
-  MPI_Barrier(comminfo.cart.comm);
-  tm_total.stop(tm_con);
-  print_timers(comminfo, tm, tm_total);
+  void* const* arrays = (void* const*)vars.data();
+  cycles(comminfo, info, vars, ncycles, tm, tm_total, [] {},
+         [&] { hs_ok(hs_swap_start(plan, arrays), "hs_swap_start"); },
+         [&] { hs_ok(hs_swap_complete(plan, arrays), "hs_swap_complete"); }, [] {});
   hs_plan_free(&plan);
 }
 
-/* Comb's cycles with no data moved: a zero-byte message to and from every neighbour process
- * (post-send / wait-recv), what any exchange waits for at the least (the neighbour's pre-comm
- * done) before its halo can be written. */
+/* Comb's cycles with no data moved: a zero-byte message to and from every neighbour process,
+ * what any exchange waits for at the least (the neighbour's pre-comm done) before its halo
+ * can be written. */
 static void sync_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& vars,
                        IdxT ncycles, Timer& tm, Timer& tm_total)
 {
   MPI_Comm comm = comminfo.cart.comm;
-  int me, n;
+  int me;
   MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &n);
   std::vector<int> peers;
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
@@ -131,44 +147,18 @@ static void sync_bench(CommInfo& comminfo, MeshInfo& info, std::vector<DataT*>& 
         if (r != me && std::find(peers.begin(), peers.end(), r) == peers.end()) peers.push_back(r);
       }
   fgprintf(FileGroup::all, "Starting test Comm sync Mesh seq Host Buffers none\n");
-  std::vector<MPI_Request> req(2 * peers.size());
+  const int np = (int)peers.size();
+  std::vector<MPI_Request> req(2 * peers.size() + 1);
   char none = 0, sink[64];
-  CPUContext tm_con;
-  tm.clear();
-  tm_total.clear();
-  MPI_Barrier(comm);
-  tm_total.start(tm_con, "bench-comm");
-  for (IdxT cycle = 0; cycle < ncycles; ++cycle) {
-    tm.start(tm_con, "pre-comm");
-    for (auto p : vars)
-      for (IdxT k = info.min[2]; k < info.max[2]; ++k)
-        for (IdxT j = info.min[1]; j < info.max[1]; ++j)
-          for (IdxT i = info.min[0]; i < info.max[0]; ++i)
-            p[i + j * info.stride[1] + k * info.stride[2]] = 1.0;
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-recv");
-    for (size_t q = 0; q < peers.size(); ++q)
-      MPI_Irecv(sink + q % 64, 0, MPI_CHAR, peers[q], 77, comm, &req[q]);
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-send");
-    for (size_t q = 0; q < peers.size(); ++q)
-      MPI_Isend(&none, 0, MPI_CHAR, peers[q], 77, comm, &req[peers.size() + q]);
-    tm.stop(tm_con);
-    tm.start(tm_con, "wait-recv");
-    MPI_Waitall((int)peers.size(), req.data(), MPI_STATUSES_IGNORE);
-    tm.stop(tm_con);
-    tm.start(tm_con, "wait-send");
-    MPI_Waitall((int)peers.size(), req.data() + peers.size(), MPI_STATUSES_IGNORE);
-    tm.stop(tm_con);
-    tm.start(tm_con, "post-comm");
-    for (auto p : vars)
-      for (IdxT z = 0; z < info.totallen; ++z) p[z] = 1.0;
-    tm.stop(tm_con);
-  }
-  MPI_Barrier(comm);
-  tm_total.stop(tm_con);
-  print_timers(comminfo, tm, tm_total);
-  (void)n;
+  auto post_recv = [&] {
+    for (int q = 0; q < np; ++q) MPI_Irecv(sink + q % 64, 0, MPI_CHAR, peers[q], 77, comm, &req[q]);
+  };
+  auto post_send = [&] {
+    for (int q = 0; q < np; ++q) MPI_Isend(&none, 0, MPI_CHAR, peers[q], 77, comm, &req[np + q]);
+  };
+  cycles(comminfo, info, vars, ncycles, tm, tm_total, post_recv, post_send,
+         [&] { MPI_Waitall(np, req.data(), MPI_STATUSES_IGNORE); },
+         [&] { MPI_Waitall(np, req.data() + np, MPI_STATUSES_IGNORE); });
 }
 
 void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, IdxT ncycles,

@@ -154,30 +154,42 @@ int hs__dtypes_get(hs_plan p, void *const *arrays, const hs_dtypes **out) {
   return rc;
 }
 
+/* A per-peer set derived from an entry's sections, built into *slot on first use: fn gives
+ * peer k's send and receive types (ctx: what it needs). */
+typedef int (*peer_types_fn)(hs_plan p, int k, const void *ctx, MPI_Datatype *send,
+                             MPI_Datatype *recv);
+static int derived(hs_plan p, hs_dtypes *slot, peer_types_fn fn, const void *ctx,
+                   const hs_dtypes **out) {
+  int rc = HS_OK;
+  if (!slot->send) {
+    size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
+    hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
+    if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
+    for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
+    for (int k = 0; rc == HS_OK && k < p->npeers; k++) rc = fn(p, k, ctx, &f.send[k], &f.recv[k]);
+    if (rc != HS_OK) {
+      free_list(f.send, p->npeers);
+      free_list(f.recv, p->npeers);
+      return rc;
+    }
+    *slot = f;
+  }
+  *out = slot;
+  return HS_OK;
+}
+
+static int fieldwise_peer(hs_plan p, int k, const void *ctx, MPI_Datatype *send,
+                          MPI_Datatype *recv) {
+  const hs_peer *pe = &p->peers[k];
+  void *const *arrays = ctx;
+  int rc = sections_type(p, pe->send, pe->send_fm, pe->nsend, arrays, send);
+  return rc == HS_OK ? sections_type(p, pe->recv, pe->recv_fm, pe->nrecv, arrays, recv) : rc;
+}
+
 int hs__dtypes_get_fieldwise(hs_plan p, void *const *arrays, const hs_dtypes **out) {
   entry *e;
   int rc = lookup(p, arrays, &e);
-  if (rc != HS_OK || e->fieldwise.send) {
-    if (rc == HS_OK) *out = &e->fieldwise;
-    return rc;
-  }
-  size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
-  hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
-  if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
-  for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
-  for (int k = 0; rc == HS_OK && k < p->npeers; k++) {
-    const hs_peer *pe = &p->peers[k];
-    rc = sections_type(p, pe->send, pe->send_fm, pe->nsend, arrays, &f.send[k]);
-    if (rc == HS_OK) rc = sections_type(p, pe->recv, pe->recv_fm, pe->nrecv, arrays, &f.recv[k]);
-  }
-  if (rc != HS_OK) {
-    free_list(f.send, p->npeers);
-    free_list(f.recv, p->npeers);
-    return rc;
-  }
-  e->fieldwise = f;
-  *out = &e->fieldwise;
-  return HS_OK;
+  return rc == HS_OK ? derived(p, &e->fieldwise, fieldwise_peer, arrays, out) : rc;
 }
 
 /* {the word at flag, then t} (t's displacements are absolute); MPI_BYTE stays (no data). */
@@ -197,33 +209,28 @@ static int with_header(const int *flag, MPI_Datatype t, MPI_Datatype *out) {
   return HS_OK;
 }
 
+typedef struct {
+  const int *sflag;
+  int *rflag;
+  const hs_dtypes *fw;
+} flag_ctx;
+
+static int flagged_peer(hs_plan p, int k, const void *ctx, MPI_Datatype *send,
+                        MPI_Datatype *recv) {
+  const flag_ctx *c = ctx;
+  (void)p;
+  int rc = with_header(&c->sflag[k], c->fw->send[k], send);
+  return rc == HS_OK ? with_header(&c->rflag[k], c->fw->recv[k], recv) : rc;
+}
+
 int hs__dtypes_get_flagged(hs_plan p, void *const *arrays, const int *sflag, int *rflag,
                            const hs_dtypes **out) {
   entry *e;
-  const hs_dtypes *fw;
+  flag_ctx c = {sflag, rflag, NULL};
   int rc = lookup(p, arrays, &e);
-  if (rc != HS_OK || e->flagged.send) {
-    if (rc == HS_OK) *out = &e->flagged;
-    return rc;
-  }
-  rc = hs__dtypes_get_fieldwise(p, arrays, &fw); /* both sides have these: nbr's only way */
-  if (rc != HS_OK) return rc;
-  size_t np = (size_t)(p->npeers > 0 ? p->npeers : 1);
-  hs_dtypes f = {malloc(np * sizeof(MPI_Datatype)), malloc(np * sizeof(MPI_Datatype))};
-  if (!f.send || !f.recv) rc = hs__error(HS_ERR_NOMEM, "out of memory for datatypes");
-  for (size_t k = 0; rc == HS_OK && k < np; k++) f.send[k] = f.recv[k] = MPI_BYTE;
-  for (int k = 0; rc == HS_OK && k < p->npeers; k++) {
-    rc = with_header(&sflag[k], fw->send[k], &f.send[k]);
-    if (rc == HS_OK) rc = with_header(&rflag[k], fw->recv[k], &f.recv[k]);
-  }
-  if (rc != HS_OK) {
-    free_list(f.send, p->npeers);
-    free_list(f.recv, p->npeers);
-    return rc;
-  }
-  e->flagged = f;
-  *out = &e->flagged;
-  return HS_OK;
+  /* both sides have the field-by-field types: nbr's only way */
+  if (rc == HS_OK && !e->flagged.send) rc = hs__dtypes_get_fieldwise(p, arrays, &c.fw);
+  return rc == HS_OK ? derived(p, &e->flagged, flagged_peer, &c, out) : rc;
 }
 
 void hs__dtypes_free(hs_plan p) {

@@ -72,7 +72,8 @@ struct hs_plan_core {
 
   const struct hs_transport_ops *transport; /* the named transport (its options, query) */
   bool in_progress;
-  bool self_done;         /* hs_swap_test did the self copies of the swap in flight */
+  bool self_done;         /* the self copies of the swap in flight are done (by hs_swap_test,
+                           * or by the transport's start: hs__self_copies_taken) */
   bool reverse_in_progress;
   hs_op reverse_op;
   struct hs_reverse *reverse; /* the core's reverse engine, built on first use */

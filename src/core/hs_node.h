@@ -18,6 +18,11 @@ int hs__shared_lookup(hs_decomp d, const void *ptr, uint64_t *id, MPI_Win *win,
 char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
 
 
+/* The ranks cannot all run at once: more ranks than CPUs here, or a wait lately found the
+ * cores busy (src/core/relax.c, hs__relax's test). A wait that pays only while its partner
+ * runs should not be made then. */
+bool hs__cores_contended(void);
+
 /* ---- the reverse's pull (src/engines/reverse.c, hs_core.h): where an on-node transport says a
  * neighbour's halo boxes are */
 typedef struct {
@@ -58,12 +63,13 @@ typedef struct {
   uint32_t (*post)(hs_plan p, struct hs_node *n, void *const *arrays, int reverse);
   /* Forward: fill my halo from edge e, which has posted this operation. */
   int (*read)(hs_plan p, struct hs_node *n, int e, void *const *arrays);
-  /* Optional, both or neither: a forward in chunks (n->nchunks > 1, set by post, which then
-   * publishes only its mode word and locations). post_chunk publishes chunk c, after chunks
-   * 0..c-1; read_chunk fills my halo's part c from edge e, which has published it (instead of
-   * read). The engine reads what the neighbours have published between its own chunks, so the
-   * lines a chunk's packing brought in are still cached when the halo cells in them are
-   * written (docs/shm.md, "Pipelined boxes"). */
+  /* Optional, both or neither: a forward in chunks, chunk c being field c (n->nchunks ==
+   * p->nfields, set by post, which then publishes only its mode word and locations).
+   * post_chunk publishes chunk c, after chunks 0..c-1; read_chunk fills my halo's part c from
+   * edge e, which has published it (instead of read). Between its own chunks the engine does
+   * field c's self copies and reads what the neighbours have published (waiting a little for
+   * their chunk c: n->lockstep), so the lines a chunk's packing brought in are still cached
+   * when the halo cells in them are written (docs/shm.md, "Pipelined boxes"). */
   void (*post_chunk)(hs_plan p, struct hs_node *n, void *const *arrays, int c);
   int (*read_chunk)(hs_plan p, struct hs_node *n, int e, void *const *arrays, int c);
   /* The reverse's source (hs_pull.source; ctx is the hs_node). */
@@ -97,6 +103,9 @@ typedef struct hs_node {
   uint64_t seq;           /* operations so far, forward and reverse */
   int chunk_ok;           /* the engine can run a forward in chunks (sync=flags, chunk ops) */
   int nchunks;            /* the forward just posted: its chunks (0 or 1: none), set by post */
+  int lockstep;           /* a chunked forward waits for its neighbours' chunk c after its own,
+                           * at most this many times its first chunk's time per swap (0: never;
+                           * set by post with nchunks; docs/shm.md, "Pipelined boxes") */
   struct hs_node_core *core; /* the engine's own state (src/engines/node.c) */
 } hs_node;
 /* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */

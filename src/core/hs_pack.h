@@ -15,6 +15,14 @@ void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, ch
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf);
 void hs__self_copy(const hs_plan p, void *const *arrays);
+/* Field f's self copies only (f < 0: all). A transport's start may do the plan's self copies
+ * itself, field by field beside its own work (the on-node engine's chunks): where
+ * hs__self_copies_mine (the plan has some, and the core would do them: no delegation), it
+ * copies every field's and then calls hs__self_copies_taken, and complete does not copy
+ * them again (src/plan/plan.c). */
+void hs__self_copy_field(const hs_plan p, void *const *arrays, int f);
+bool hs__self_copies_mine(const hs_plan p);
+void hs__self_copies_taken(hs_plan p);
 /* The one walker of two copy programs with the same bytes in the same order whose runs may be
  * cut differently (other halo widths): fn(dst, src, n) on every common stretch, in order.
  * hs__copy_sections copies with it, the reverse combines with it (fn: its kernel). */

@@ -1,6 +1,6 @@
 /* Polite busy-waiting for the on-node waits (engine counters, shmem flags). */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
-#include "hs_transport.h"
+#include "hs_node.h" /* hs__cores_contended; hs_transport.h */
 
 #include <limits.h>
 #include <sched.h>
@@ -75,6 +75,12 @@ static long involuntary_switches(void) {
  * taken for a busy node; beside a CPU-bound process every slow yield is a switch (703 of 703).
  * Waits do not nest within a thread. */
 static _Thread_local long wait_switches = -1;
+
+bool hs__cores_contended(void) {
+  if (idle_sleep() == 1) return true;
+  long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
+  return seen && now_ns() - seen < HS_RELAX_BUSY_KEEP_NS;
+}
 
 /* Spin, then yield, then sleep. A yield on an idle core returns in about a microsecond; one
  * that took HS_RELAX_BUSY_NS and ran another task means other processes want the cores (a

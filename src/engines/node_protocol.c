@@ -24,11 +24,40 @@ int hs__node_settle(hs_plan p, hs_node *n) {
 /* ------------------------------------------------------------------ operations */
 static int poll_edges(hs_plan p, hs_node *n, void *const *arrays, int *progressed);
 
+/* Forwards that do not wait for their neighbours' chunks after a wait ran out of time. */
+#define LOCKSTEP_REST 16
+
+/* Some neighbour still to be read has published fewer than `upto` chunks. */
+static int lagging(const hs_node *n, int upto) {
+  for (int i = 0; i < n->nedges; i++)
+    if (n->edges[i].pending && n->edges[i].next_chunk < upto) return 1;
+  return 0;
+}
+
+/* A chunked forward's chunk c (field c) after publishing it: field c's self copies (where
+ * the core leaves them to us), then the neighbours' chunks published so far. With lockstep,
+ * it waits for their chunk c too, as long as *budget (seconds) lasts: a pair of ranks in
+ * step then writes each other's field c while both still have its lines cached. A wait that
+ * runs out ends the waiting for this forward and the next LOCKSTEP_REST; none ever blocks. */
+static int after_chunk(hs_plan p, hs_node *n, void *const *arrays, int c, double *budget) {
+  if (hs__self_copies_mine(p)) hs__self_copy_field(p, arrays, c);
+  int progressed, rc = poll_edges(p, n, arrays, &progressed);
+  if (rc != HS_OK || *budget <= 0 || c + 1 == n->nchunks || !lagging(n, c + 1)) return rc;
+  double t0 = hs__wtime(), t = t0;
+  while (rc == HS_OK && n->core->left && lagging(n, c + 1) && t - t0 < *budget) {
+    rc = poll_edges(p, n, arrays, &progressed);
+    t = hs__wtime();
+  }
+  *budget -= t - t0;
+  if (*budget <= 0) n->core->lockstep_rest = LOCKSTEP_REST;
+  return rc;
+}
+
 /* Publish operation n->seq to my on-node readers. Once they finished the previous operation
  * (its complete waited for that, or, boxed, hs__node_settle here), my control block and boxes
  * are mine to overwrite. A chunked forward publishes its chunks one by one (`progress`), and
- * after each reads what the neighbours have published so far: their chunk c is written into
- * my halo while the lines my own chunk c touched are still in cache. */
+ * after each reads what the neighbours have published so far (after_chunk): their chunk c is
+ * written into my halo while the lines my own chunk c touched are still in cache. */
 int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
   struct hs_node_core *c = n->core;
   int rc = hs__node_settle(p, n);
@@ -44,15 +73,21 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
     ctl->mode = mode;
     ctl->chunks = chunked ? (uint32_t)n->nchunks : 0;
     c->boxed = !reverse && !c->barrier && (mode & HS_NODE_BOXED);
+    /* lockstep: the wait budget, set once chunk 0 is done; none while the ranks cannot all run */
+    int step = chunked && n->lockstep > 0 && !hs__cores_contended() && c->lockstep_rest == 0;
+    if (chunked && c->lockstep_rest > 0) c->lockstep_rest--;
+    double budget = 0, t0 = hs__wtime();
     for (int k = 0; chunked && k < n->nchunks; k++) {
       c->ops->post_chunk(p, n, arrays, k);
       int mrc = MPI_Win_sync(c->win);
       if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");
       atomic_store_explicit(&ctl->progress, n->seq * CHUNK_SCALE + (uint64_t)k + 1,
                             memory_order_release);
-      int progressed, prc = poll_edges(p, n, arrays, &progressed);
+      if (k == 0 && step) budget = n->lockstep * (hs__wtime() - t0);
+      int prc = after_chunk(p, n, arrays, k, &budget);
       if (prc != HS_OK && rc == HS_OK) rc = prc; /* posted still goes out: nobody waits for ever */
     }
+    if (chunked && hs__self_copies_mine(p)) hs__self_copies_taken(p);
   }
   int mrc = MPI_Win_sync(c->win);
   if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");

@@ -248,10 +248,13 @@ void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfiel
   hs__walk_runs(src, sfield, dst, dfield, copy_bytes);
 }
 
-void hs__self_copy(const hs_plan p, void *const *arrays) {
+void hs__self_copy(const hs_plan p, void *const *arrays) { hs__self_copy_field(p, arrays, -1); }
+
+void hs__self_copy_field(const hs_plan p, void *const *arrays, int only) {
   for (int i = 0; i < p->nself; i++) {
     const hs_selfcopy *c = &p->self[i];
     int f = c->src.box.field;
+    if (only >= 0 && f != only) continue;
     const hs_fieldinfo *fi = &p->fields[f];
     if (fi->pack) {
       /* Policy hooks: through the plan's bounce buffer (sized at plan creation). */

@@ -205,6 +205,9 @@ static int check_arrays(hs_plan p, void *const *arrays, const char *who) {
  * its periodic self copies. */
 static bool own_self_copies(const hs_plan p) { return !(p->ops->flags & HS_OPS_DELEGATES); }
 
+bool hs__self_copies_mine(const hs_plan p) { return p->nself > 0 && own_self_copies(p); }
+void hs__self_copies_taken(hs_plan p) { p->core->self_done = true; }
+
 /* The arrays a swap was started with, for complete (which must be given the same ones). */
 static void keep_arrays(hs_plan p, void *const *arrays) {
   p->core->round_given = false;
@@ -257,6 +260,7 @@ int hs_swap_start(hs_plan p, void *const *arrays) {
   if (rc != HS_OK) return hs__round_fail_here(p, rc, false, arrays != NULL);
   double t0 = hs__wtime();
   p->core->round_flagged = false;
+  p->core->self_done = false; /* a start that failed may have left it set */
   rc = p->ops->start(p, arrays);
   if (rc != HS_OK) hs__fail_record(p, rc);
   double t1 = hs__wtime();

@@ -39,7 +39,7 @@ typedef struct {
 } shm_edge;
 
 typedef struct {
-  int node_size, sync_barrier, noncontig, direct, box_run, pipeline;
+  int node_size, sync_barrier, noncontig, direct, box_run, pipeline, lockstep;
 } shm_config;
 
 static const char *const sync_vals[] = {"flags", "barrier", NULL};
@@ -56,6 +56,9 @@ static const hs_option_spec shm_options[] = {
      "with direct copies, strips whose runs are shorter (bytes) still go through the box"),
     HS_OPTION_BOOL("pipeline", "1", shm_config, pipeline,
      "publish and read a forward's boxes field by field, each read while its lines are cached"),
+    HS_OPTION_INT("lockstep", "4", 0, 64, shm_config, lockstep,
+     "pipelined: after each field, wait for the neighbours' same field, at most N times the "
+     "first field's packing per swap (0: read only what is there)"),
     HS_OPTIONS_END};
 
 typedef struct {
@@ -181,8 +184,10 @@ static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse
   }
   t->mode = mode;
   if (mode == MODE_PACKED || t->short_strips) {
-    if (n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1)
+    if (n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1) {
       n->nchunks = p->nfields;
+      n->lockstep = ((shm_config *)p->config)->lockstep;
+    }
     else
       for (int c = 0; c < p->nfields; c++) shm_post_chunk(p, n, arrays, c);
   }

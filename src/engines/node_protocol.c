@@ -34,13 +34,14 @@ static int lagging(const hs_node *n, int upto) {
   return 0;
 }
 
-/* A chunked forward's chunk c (field c) after publishing it: field c's self copies (where
+/* A chunked forward's chunk c (field c) after publishing it: field c's self copies (self:
  * the core leaves them to us), then the neighbours' chunks published so far. With lockstep,
  * it waits for their chunk c too, as long as *budget (seconds) lasts: a pair of ranks in
  * step then writes each other's field c while both still have its lines cached. A wait that
  * runs out ends the waiting for this forward and the next LOCKSTEP_REST; none ever blocks. */
-static int after_chunk(hs_plan p, hs_node *n, void *const *arrays, int c, double *budget) {
-  if (hs__self_copies_mine(p)) hs__self_copy_field(p, arrays, c);
+static int after_chunk(hs_plan p, hs_node *n, void *const *arrays, int c, int self,
+                       double *budget) {
+  if (self) hs__self_copy_field(p, arrays, c);
   int progressed, rc = poll_edges(p, n, arrays, &progressed);
   if (rc != HS_OK || *budget <= 0 || c + 1 == n->nchunks || !lagging(n, c + 1)) return rc;
   double t0 = hs__wtime(), t = t0;
@@ -76,6 +77,8 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
     /* lockstep: the wait budget, set once chunk 0 is done; none while the ranks cannot all run */
     int step = chunked && n->lockstep > 0 && !hs__cores_contended() && c->lockstep_rest == 0;
     if (chunked && c->lockstep_rest > 0) c->lockstep_rest--;
+    /* chunk k is field k (hs_node_ops): the self copies can go beside the chunks */
+    int self = chunked && n->nchunks == p->nfields && hs__self_copies_mine(p);
     double budget = 0, t0 = hs__wtime();
     for (int k = 0; chunked && k < n->nchunks; k++) {
       c->ops->post_chunk(p, n, arrays, k);
@@ -84,10 +87,10 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
       atomic_store_explicit(&ctl->progress, n->seq * CHUNK_SCALE + (uint64_t)k + 1,
                             memory_order_release);
       if (k == 0 && step) budget = n->lockstep * (hs__wtime() - t0);
-      int prc = after_chunk(p, n, arrays, k, &budget);
+      int prc = after_chunk(p, n, arrays, k, self, &budget);
       if (prc != HS_OK && rc == HS_OK) rc = prc; /* posted still goes out: nobody waits for ever */
     }
-    if (chunked && hs__self_copies_mine(p)) hs__self_copies_taken(p);
+    if (self) hs__self_copies_taken(p);
   }
   int mrc = MPI_Win_sync(c->win);
   if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");

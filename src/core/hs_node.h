@@ -68,8 +68,8 @@ typedef struct {
    * post_chunk publishes chunk c, after chunks 0..c-1; read_chunk fills my halo's part c from
    * edge e, which has published it (instead of read). Between its own chunks the engine does
    * field c's self copies and reads what the neighbours have published (waiting a little for
-   * their chunk c: n->lockstep), so the lines a chunk's packing brought in are still cached
-   * when the halo cells in them are written (docs/shm.md, "Pipelined boxes"). */
+   * their chunk c: hs_node_config.lockstep), so the lines a chunk's packing brought in are
+   * still cached when the halo cells in them are written (docs/shm.md, "Pipelined boxes"). */
   void (*post_chunk)(hs_plan p, struct hs_node *n, void *const *arrays, int c);
   int (*read_chunk)(hs_plan p, struct hs_node *n, int e, void *const *arrays, int c);
   /* The reverse's source (hs_pull.source; ctx is the hs_node). */
@@ -94,6 +94,9 @@ typedef struct {
   int all_by_message;  /* every peer by message (the transport judged its reads too costly) */
   int pull_any_order;  /* the reverse's source reads sections where they lie (hs_pull) */
   size_t pub_bytes;    /* the transport's published area in the control block */
+  int lockstep;        /* a chunked forward waits for its neighbours' chunk c after its own, at
+                        * most this many times its first chunk's time per swap (0: never;
+                        * docs/shm.md, "Pipelined boxes") */
 } hs_node_config;
 typedef struct hs_node {
   int nedges, nremote;
@@ -103,9 +106,6 @@ typedef struct hs_node {
   uint64_t seq;           /* operations so far, forward and reverse */
   int chunk_ok;           /* the engine can run a forward in chunks (sync=flags, chunk ops) */
   int nchunks;            /* the forward just posted: its chunks (0 or 1: none), set by post */
-  int lockstep;           /* a chunked forward waits for its neighbours' chunk c after its own,
-                           * at most this many times its first chunk's time per swap (0: never;
-                           * set by post with nchunks; docs/shm.md, "Pipelined boxes") */
   struct hs_node_core *core; /* the engine's own state (src/engines/node.c) */
 } hs_node;
 /* Allocates p->impl (bytes: the transport's state, an hs_node first) and sets the plan up. */

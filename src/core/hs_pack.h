@@ -15,7 +15,7 @@ void hs__pack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays, ch
 void hs__unpack_peer(const hs_plan p, const hs_peer *peer, void *const *arrays,
                      const char *buf);
 void hs__self_copy(const hs_plan p, void *const *arrays);
-/* Field f's self copies only (f < 0: all). A transport's start may do the plan's self copies
+/* Field f's self copies only. A transport's start may do the plan's self copies
  * itself, field by field beside its own work (the on-node engine's chunks): where
  * hs__self_copies_mine (the plan has some, and the core would do them: no delegation), it
  * copies every field's and then calls hs__self_copies_taken, and complete does not copy

@@ -186,6 +186,7 @@ int hs__node_setup(hs_plan p, const hs_node_ops *ops, const hs_node_config *c, s
   n->core->node = MPI_COMM_NULL;
   n->core->win = MPI_WIN_NULL;
   n->core->barrier = c->barrier;
+  n->core->lockstep = c->lockstep;
   n->chunk_ok = !c->barrier && ops->post_chunk && ops->read_chunk;
   rc = hs__agree(p->comm, partition(p, n, c));
   if (rc != HS_OK) return rc;

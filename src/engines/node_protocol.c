@@ -75,18 +75,18 @@ int hs__node_post(hs_plan p, hs_node *n, void *const *arrays, int reverse) {
     ctl->chunks = chunked ? (uint32_t)n->nchunks : 0;
     c->boxed = !reverse && !c->barrier && (mode & HS_NODE_BOXED);
     /* lockstep: the wait budget, set once chunk 0 is done; none while the ranks cannot all run */
-    int step = chunked && n->lockstep > 0 && !hs__cores_contended() && c->lockstep_rest == 0;
+    int step = chunked && c->lockstep > 0 && !hs__cores_contended() && c->lockstep_rest == 0;
     if (chunked && c->lockstep_rest > 0) c->lockstep_rest--;
     /* chunk k is field k (hs_node_ops): the self copies can go beside the chunks */
     int self = chunked && n->nchunks == p->nfields && hs__self_copies_mine(p);
-    double budget = 0, t0 = hs__wtime();
+    double budget = 0, t0 = step ? hs__wtime() : 0;
     for (int k = 0; chunked && k < n->nchunks; k++) {
       c->ops->post_chunk(p, n, arrays, k);
       int mrc = MPI_Win_sync(c->win);
       if (mrc != MPI_SUCCESS && rc == HS_OK) rc = hs__mpi_error(mrc, "MPI_Win_sync");
       atomic_store_explicit(&ctl->progress, n->seq * CHUNK_SCALE + (uint64_t)k + 1,
                             memory_order_release);
-      if (k == 0 && step) budget = n->lockstep * (hs__wtime() - t0);
+      if (k == 0 && step) budget = c->lockstep * (hs__wtime() - t0);
       int prc = after_chunk(p, n, arrays, k, self, &budget);
       if (prc != HS_OK && rc == HS_OK) rc = prc; /* posted still goes out: nobody waits for ever */
     }

@@ -50,6 +50,7 @@ struct hs_node_core {
   uint64_t owed;          /* an operation whose readers complete did not wait for (boxed) */
   MPI_Request bar;        /* sync=barrier: the barrier in flight (MPI_Ibarrier) */
   int bstep;              /* sync=barrier: 0 posted-barrier, 1 reads, 2 consumed-barrier, 3 done */
+  int lockstep;           /* hs_node_config.lockstep */
   int lockstep_rest;      /* forwards left that do not wait for their neighbours' chunks (a
                            * wait ran out of time: they were not publishing alongside) */
 };

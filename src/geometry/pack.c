@@ -248,13 +248,10 @@ void hs__copy_sections(const hs_plan p, const hs_section *src, const char *sfiel
   hs__walk_runs(src, sfield, dst, dfield, copy_bytes);
 }
 
-void hs__self_copy(const hs_plan p, void *const *arrays) { hs__self_copy_field(p, arrays, -1); }
-
-void hs__self_copy_field(const hs_plan p, void *const *arrays, int only) {
-  for (int i = 0; i < p->nself; i++) {
+static void self_copies(const hs_plan p, void *const *arrays, int i0, int i1) {
+  for (int i = i0; i < i1; i++) {
     const hs_selfcopy *c = &p->self[i];
     int f = c->src.box.field;
-    if (only >= 0 && f != only) continue;
     const hs_fieldinfo *fi = &p->fields[f];
     if (fi->pack) {
       /* Policy hooks: through the plan's bounce buffer (sized at plan creation). */
@@ -265,6 +262,21 @@ void hs__self_copy_field(const hs_plan p, void *const *arrays, int only) {
     char *field = hs__field_ptr(p, arrays, f);
     hs__copy_sections(p, &c->src, field, &c->dst, field);
   }
+}
+
+void hs__self_copy(const hs_plan p, void *const *arrays) { self_copies(p, arrays, 0, p->nself); }
+
+/* p->self is sorted by field (finish_self in src/geometry/geometry.c): f's are one stretch. */
+void hs__self_copy_field(const hs_plan p, void *const *arrays, int f) {
+  int lo = 0, hi = p->nself;
+  while (lo < hi) {
+    int m = lo + (hi - lo) / 2;
+    if (p->self[m].src.box.field < f) lo = m + 1;
+    else hi = m;
+  }
+  hi = lo;
+  while (hi < p->nself && p->self[hi].src.box.field == f) hi++;
+  self_copies(p, arrays, lo, hi);
 }
 
 int hs__section_datatype(const hs_plan p, const hs_section *s, MPI_Datatype *out) {

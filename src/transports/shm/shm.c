@@ -184,10 +184,8 @@ static uint32_t shm_post(hs_plan p, hs_node *n, void *const *arrays, int reverse
   }
   t->mode = mode;
   if (mode == MODE_PACKED || t->short_strips) {
-    if (n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1) {
+    if (n->chunk_ok && ((shm_config *)p->config)->pipeline && p->nfields > 1)
       n->nchunks = p->nfields;
-      n->lockstep = ((shm_config *)p->config)->lockstep;
-    }
     else
       for (int c = 0; c < p->nfields; c++) shm_post_chunk(p, n, arrays, c);
   }
@@ -279,7 +277,8 @@ static const hs_node_ops shm_node_ops = {
 static int shm_setup(hs_plan p) {
   const shm_config *c = p->config;
   hs_node_config nc = {.node_size = c->node_size, .barrier = c->sync_barrier,
-                       .noncontig = c->noncontig, .boxes = 1, .pull_any_order = 1};
+                       .noncontig = c->noncontig, .boxes = 1, .pull_any_order = 1,
+                       .lockstep = c->lockstep};
   nc.pub_bytes = sizeof(shm_pub) + 2 * (size_t)p->nfields * sizeof(shm_loc);
   return hs__node_setup(p, &shm_node_ops, &nc, sizeof(shm_t));
 }

@@ -16,7 +16,7 @@ if [ "$PB_LIST" = 1 ]; then
   echo "cartex: runtimes mpi_comm (and its --MPI-datatypes), ghex_comm (GHEX 0.9.0), haloswap_comm"
   echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid (MPICH: --MPICart $cx_ranks 1 1), --domain $cx_L^3, --nrep $cx_reps, --check"
   echo "halo widths: $cx_halos; fields: $cx_fields; $PB_LAUNCHES launch rounds, order rotated"
-  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1}"
   echo "floor: haloswap on 1 rank, the same domain (one copy of every halo cell)"
   echo "launches: a rank per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0
@@ -31,7 +31,9 @@ mkdir -p "$PB_WORK"
 src=$PB_WORK/src
 pb_scratch "$src"
 cp -rp "$here/peer-bench/cartex/haloswap_comm" "$src/cartex/src/runtime/"
-pb_edit cartex/src/runtime/haloswap_comm/ "added: our runtime (tools/peer-bench/cartex/haloswap_comm)"
+cp -p "$here/peer-bench/hs_grid_decomp.hpp" "$src/cartex/src/runtime/haloswap_comm/"
+pb_edit cartex/src/runtime/haloswap_comm/ "added: our runtime (tools/peer-bench/cartex/haloswap_comm," \
+  "with tools/peer-bench/hs_grid_decomp.hpp)"
 if [ -n "$ghex_src" ]; then
   cp -p "$here/peer-bench/cartex/ghex_comm.cmake" "$src/cartex/src/runtime/ghex_comm/CMakeLists.txt"
   pb_edit cartex/src/runtime/ghex_comm/CMakeLists.txt "replaced by tools/peer-bench/cartex/ghex_comm.cmake:" \
@@ -135,4 +137,5 @@ echo "no exchange of these fields between 2 ranks costs less, so where floor/MPI
 echo "0.5x MPI is out of reach."
 pb_table best:mpi_comm --ratio "best/MPI=best:hs:/best:mpi_comm" \
   --ratio "best/GHEX=best:hs:/ghex_comm" --ratio "p2p/MPI=hs:p2p/best:mpi_comm" \
+  --ratio "p2p best/MPI=best:hs:p2p/best:mpi_comm" \
   --ratio "floor/MPI=floor/best:mpi_comm"

@@ -16,7 +16,7 @@ if [ "$PB_LIST" = 1 ]; then
   echo "baselines, and haloswap (one plan per transport) in the same launch"
   echo "MPI libraries: $PB_MPIS; 2 processes, -divide 2_1_1, $((2 * cb_side))_${cb_side}_${cb_side}, -periodic 1_1_1, -cycles $cb_cycles"
   echo "ghost widths: $cb_ghosts; variables: $cb_vars; $PB_LAUNCHES launch rounds"
-  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem}"
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1}"
   echo "floor: haloswap in 1 process with one process's box (one copy of every ghost zone)"
   echo "launches: a process per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0
@@ -32,8 +32,9 @@ if [ -n "$PB_BLT" ]; then
   rm -rf "$src/blt"; (cd "$PB_BLT" && tar --exclude=.git -cf - .) | (mkdir -p "$src/blt" && cd "$src/blt" && tar -xf -)
   pb_edit blt/ "filled with $PB_BLT (Comb's git submodule, not checked out)"
 fi
-cp -p "$here/peer-bench/comb/test_cycles_haloswap.cpp" "$src/src/"
+cp -p "$here/peer-bench/comb/test_cycles_haloswap.cpp" "$here/peer-bench/hs_grid_decomp.hpp" "$src/src/"
 pb_edit src/test_cycles_haloswap.cpp "added: our haloswap method (tools/peer-bench/comb/)"
+pb_edit src/hs_grid_decomp.hpp "added: ours (tools/peer-bench/), the method's decomposition"
 cat >>"$src/src/CMakeLists.txt" <<'EOF'
 # tools/check-peer-bench: haloswap's method, from the install CMAKE_PREFIX_PATH names
 find_package(haloswap REQUIRED CONFIG)

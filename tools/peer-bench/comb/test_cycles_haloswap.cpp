@@ -17,6 +17,8 @@
 
 #include <haloswap.h>
 
+#include "hs_grid_decomp.hpp"
+
 #include "comb.hpp"
 
 namespace COMB {
@@ -173,9 +175,14 @@ void test_cycles_haloswap(CommInfo& comminfo, MeshInfo& info, IdxT num_vars, Idx
     lo[a] = info.global_min[a];
     hi[a] = info.global_max[a];
   }
+  /* Comb's process grid as a Cartesian decomposition (hs_grid_decomp.hpp);
+   * HALOSWAP_COMB_BOXES=1: its boxes as they are */
+  const char* boxes = getenv("HALOSWAP_COMB_BOXES");
   hs_decomp decomp;
-  hs_ok(hs_decomp_create_boxes(comminfo.cart.comm, 3, global, periodic, lo, hi, &decomp),
-        "hs_decomp_create_boxes");
+  int grid[3];
+  hs_ok(hs_grid_decomp(comminfo.cart.comm, global, periodic, lo, hi, boxes && *boxes == '1',
+                       &decomp, grid),
+        "hs_grid_decomp");
   std::istringstream mems(memories ? memories : "malloc");
   for (std::string mem; mems >> mem;) {
     const bool hs_mem = mem == "hs";

@@ -8,10 +8,13 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include <haloswap.h>
+
+#include "hs_grid_decomp.hpp"
 
 #include <cartex/runtime/runtime.hpp>
 
@@ -25,6 +28,7 @@ class runtime::impl
     hs_decomp          m_decomp = nullptr;
     hs_plan            m_plan = nullptr;
     bool               m_hs_alloc;
+    int                m_grid[3]; /* process grid, zeros for boxes */
     std::vector<void*> m_arrays;
 
     /* Any haloswap error ends the run on every rank, with haloswap's own message. */
@@ -40,7 +44,8 @@ class runtime::impl
     : m_base{base}
     , m_hs_alloc{options.is_set("hs-alloc")}
     {
-        /* cartex's own decomposition, one box per rank, passed as is. */
+        /* cartex's own decomposition: a Cartesian one when its boxes form a process grid
+         * (hs_grid_decomp.hpp), else the boxes as they are; --hs-boxes: boxes always. */
         auto const& dom = base.m_domains[0];
         int         global[3], lo[3], hi[3], periodic[3] = {1, 1, 1};
         for (int a = 0; a < 3; ++a)
@@ -49,9 +54,9 @@ class runtime::impl
             lo[a] = dom.domain_coord[a];
             hi[a] = lo[a] + dom.domain_ext[a];
         }
-        ok(hs_decomp_create_boxes(base.m_decomposition.mpi_comm(), 3, global, periodic, lo, hi,
-               &m_decomp),
-            "hs_decomp_create_boxes");
+        ok(hs_grid_decomp(base.m_decomposition.mpi_comm(), global, periodic, lo, hi,
+               options.is_set("hs-boxes"), &m_decomp, m_grid),
+            "hs_grid_decomp");
     }
 
     ~impl()
@@ -92,7 +97,10 @@ class runtime::impl
         if (m_base.m_rank == 0)
             std::cout << "haloswap transport " << hs_plan_transport(m_plan) << " (selected "
                       << hs_plan_selected_transport(m_plan) << "), fields in "
-                      << (m_hs_alloc ? "hs_alloc" : "cartex's new[]") << " memory" << std::endl;
+                      << (m_hs_alloc ? "hs_alloc" : "cartex's new[]") << " memory, "
+                      << (m_grid[0] ? "Cartesian " + std::to_string(m_grid[0]) + "x" +
+                                          std::to_string(m_grid[1]) + "x" + std::to_string(m_grid[2])
+                                    : std::string("box")) << " decomposition" << std::endl;
     }
 
     void step(int) { ok(hs_swap(m_plan, m_arrays.data()), "hs_swap"); }
@@ -105,7 +113,8 @@ void print_runtime_config() { std::cout << " -- haloswap " << hs_version(0, 0, 0
 options&
 runtime::add_options(options& opts)
 {
-    return opts("hs-alloc", "fields in hs_alloc memory (shm's one-copy path)");
+    return opts("hs-alloc", "fields in hs_alloc memory (shm's one-copy path)")(
+        "hs-boxes", "pass the decomposition as boxes even where it is a process grid");
 }
 
 bool

@@ -36,6 +36,7 @@ typedef struct {
   int staged; /* exchange axis by axis (src/decorators/staged.c) */
   int remap;  /* re-back the registered arrays with node-shared memory (src/memory/remap.c) */
   int stream; /* halo writes with streaming stores: 0 auto, 1 off, 2 on (src/geometry/pack.c) */
+  int stage_fields; /* staged=1: fields per group, each group through every stage; 0: all */
 } hs_core_config;
 
 /* The core's own state of a plan (p->core; a transport sees only struct hs_plan_s). */
@@ -293,7 +294,10 @@ void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
 /* ---- plans (src/plan/round.c) */
 /* The plans p runs (a decorator's inner plans): at most HS_MAX_DIMS; returns how many. */
-int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]);
+/* A staged plan's nested plans: a stage per axis for each group of fields (stage_fields). */
+#define HS_MAX_STAGE_GROUPS 64
+#define HS_MAX_INNER (HS_MAX_DIMS * HS_MAX_STAGE_GROUPS)
+int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_INNER]);
 /* The plan's reverse: the transport's own (ops->reverse_*), else the core's. */
 int hs__plan_reverse_start(hs_plan p, hs_op op, void *const *arrays);
 int hs__plan_reverse_complete(hs_plan p, hs_op op, void *const *arrays);

@@ -38,6 +38,7 @@ typedef struct {
   int axis;      /* the stage's axis: its geometry holds the faces of this axis only */
   unsigned wide; /* bit a: axis a was exchanged by an earlier stage (sections widened) */
   bool full;     /* a sweep's stage: sections span the whole swapped halo of other axes */
+  int first, nfields; /* the fields of p it swaps (core option stage_fields); nfields 0: all */
 } hs_stage;
 int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *out);
 /* The plan has edges or corners to carry between two or more exchanged axes (else a staged

@@ -11,7 +11,11 @@
  * value, carried through the intermediate ranks' halos. Pack/unpack hooks see the stages'
  * boxes, which span halo cells on the axes exchanged before (docs/design.md).
  * The sweep (combine order HS_ORDER_SWEEP) runs the same stages in the sweep order with
- * slabs over the whole swapped halo of every other axis, forward and reverse. */
+ * slabs over the whole swapped halo of every other axis, forward and reverse.
+ * Core option stage_fields=k: the fields in groups of k, each group through every stage
+ * before the next group starts (GHEX cartex's MPI runtime goes field by field so): a group's
+ * halo lines are still in cache from one axis to the next, at the cost of a stage's latency
+ * per group. The nested plans are then the stages of group 0, then of group 1, ... */
 #include "hs_core.h"
 
 #include <stdio.h>
@@ -21,11 +25,18 @@
 static const hs_transport_ops staged_ops, sweep_ops;
 
 struct hs_staged {
-  int n;                      /* stages */
-  int axis[HS_MAX_DIMS];
-  hs_plan stage[HS_MAX_DIMS];
-  int cur;                    /* the stage of the swap in flight */
+  int n;                      /* nested plans: naxes per group of fields, group by group */
+  int naxes, ngroups;
+  int axis[HS_MAX_DIMS];      /* the axis of stage k of every group */
+  int group_fields;           /* fields per group (the last may have fewer) */
+  hs_plan *stage;
+  int cur;                    /* the nested plan of the swap in flight */
 };
+
+/* Nested plan k's fields' arrays: from its group's first field (NULL: registered). */
+static void *const *group_arrays(const struct hs_staged *s, int k, void *const *arrays) {
+  return arrays ? arrays + (size_t)(k / s->naxes) * (size_t)s->group_fields : NULL;
+}
 
 static const char axis_name[HS_MAX_DIMS] = {'x', 'y', 'z'};
 
@@ -79,20 +90,44 @@ static int staged_setup(hs_plan p) {
       if (axis_staged(p, a)) axes[naxes++] = a;
   }
   if (naxes == 0) return p->ops->setup(p); /* nothing to carry, or no neighbour to sweep to */
+  int k_fields = p->core->config.stage_fields, nf = p->nfields;
+  int ngroups = k_fields > 0 && k_fields < nf ? (nf + k_fields - 1) / k_fields : 1;
+  if (ngroups > 1 && sweep)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: core option stage_fields = %d applies to the "
+                     "staged exchange (staged=1), not to HS_ORDER_SWEEP, whose stages are its "
+                     "combine order", k_fields);
+  if (ngroups > HS_MAX_STAGE_GROUPS)
+    return hs__error(HS_ERR_ARG, "hs_plan_create: core option stage_fields = %d makes %d groups "
+                     "of the plan's %d fields; at most %d groups (stage_fields >= %d)", k_fields,
+                     ngroups, nf, HS_MAX_STAGE_GROUPS,
+                     (nf + HS_MAX_STAGE_GROUPS - 1) / HS_MAX_STAGE_GROUPS);
   struct hs_staged *s = calloc(1, sizeof *s);
-  if (!s) return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  if (s) s->stage = calloc((size_t)(ngroups * naxes), sizeof *s->stage);
+  if (!s || !s->stage) {
+    free(s);
+    return hs__error(HS_ERR_NOMEM, "hs_plan_create: out of memory");
+  }
   p->impl = s;
   p->ops = sweep ? &sweep_ops : &staged_ops; /* from here on the plan runs its stages */
-  p->core->core_bytes += sizeof *s;
+  p->core->core_bytes += sizeof *s + (size_t)(ngroups * naxes) * sizeof *s->stage;
+  s->naxes = naxes;
+  s->ngroups = ngroups;
+  s->group_fields = ngroups > 1 ? k_fields : nf;
+  memcpy(s->axis, axes, sizeof axes);
   int rc = HS_OK;
-  unsigned wide = 0u;
-  for (int k = 0; k < naxes && rc == HS_OK; k++) {
-    int a = axes[k];
-    const hs_stage stage = {.axis = a, .wide = wide, .full = sweep};
-    rc = hs__plan_nest(p, NULL, &stage, &s->stage[s->n]);
-    if (rc != HS_OK) break; /* collective: failed on every rank */
-    s->axis[s->n++] = a;
-    if (!sweep) wide |= 1u << a;
+  for (int g = 0; g < ngroups && rc == HS_OK; g++) {
+    unsigned wide = 0u;
+    int first = g * s->group_fields;
+    int count = nf - first < s->group_fields ? nf - first : s->group_fields;
+    for (int k = 0; k < naxes && rc == HS_OK; k++) {
+      int a = axes[k];
+      const hs_stage stage = {.axis = a, .wide = wide, .full = sweep, .first = first,
+                              .nfields = ngroups > 1 ? count : 0};
+      rc = hs__plan_nest(p, NULL, &stage, &s->stage[s->n]);
+      if (rc != HS_OK) break; /* collective: failed on every rank */
+      s->n++;
+      if (!sweep) wide |= 1u << a;
+    }
   }
   if (rc != HS_OK) return rc;
   /* Statistics: every stage's messages; peers counted once. */
@@ -128,6 +163,7 @@ static void staged_free(hs_plan p) {
     s->stage[k]->core->in_progress = false; /* after a failed swap: free it all the same */
     hs_plan_free(&s->stage[k]);
   }
+  free(s->stage);
   free(s);
   p->impl = NULL;
 }
@@ -135,7 +171,7 @@ static void staged_free(hs_plan p) {
 static int staged_start(hs_plan p, void *const *arrays) {
   struct hs_staged *s = p->impl;
   s->cur = 0;
-  return hs_swap_start(s->stage[0], arrays);
+  return hs_swap_start(s->stage[0], group_arrays(s, 0, arrays));
 }
 
 /* Stages from `from` on, as failed rounds carrying stage q's failure: every rank runs every
@@ -152,7 +188,7 @@ static void run_failed_stages(struct hs_staged *s, int from, const hs_plan q, bo
 
 /* Finish stage cur and start the next one. */
 static int next_stage(struct hs_staged *s, void *const *arrays) {
-  int rc = hs_swap_complete(s->stage[s->cur], arrays);
+  int rc = hs_swap_complete(s->stage[s->cur], group_arrays(s, s->cur, arrays));
   if (rc != HS_OK) {
     char msg[HS_FAIL_MSG];
     snprintf(msg, sizeof msg, "%s", hs_error_message());
@@ -161,14 +197,14 @@ static int next_stage(struct hs_staged *s, void *const *arrays) {
     return rc;
   }
   s->cur++;
-  return hs_swap_start(s->stage[s->cur], arrays);
+  return hs_swap_start(s->stage[s->cur], group_arrays(s, s->cur, arrays));
 }
 
 static int staged_test(hs_plan p, void *const *arrays, int *done) {
   struct hs_staged *s = p->impl;
   for (;;) {
     int d = 0;
-    int rc = hs_swap_test(s->stage[s->cur], arrays, &d);
+    int rc = hs_swap_test(s->stage[s->cur], group_arrays(s, s->cur, arrays), &d);
     if (rc != HS_OK || !d) return rc;
     if (s->cur == s->n - 1) {
       *done = 1;
@@ -183,7 +219,7 @@ static int staged_complete(hs_plan p, void *const *arrays) {
   struct hs_staged *s = p->impl;
   int rc = HS_OK;
   while (rc == HS_OK && s->cur < s->n - 1) rc = next_stage(s, arrays);
-  if (rc == HS_OK) rc = hs_swap_complete(s->stage[s->cur], arrays);
+  if (rc == HS_OK) rc = hs_swap_complete(s->stage[s->cur], group_arrays(s, s->cur, arrays));
   s->cur = 0;
   return rc;
 }
@@ -241,8 +277,11 @@ static int sweep_reverse_complete(hs_plan p, hs_op op, void *const *arrays) {
 
 static void staged_describe(hs_plan p, char *buf, size_t len, size_t *n) {
   const struct hs_staged *s = p->impl;
-  hs__appendf(buf, len, n, "%s in %d stages:", hs__plan_sweeps(p) ? "swept" : "staged", s->n);
-  for (int k = 0; k < s->n; k++) {
+  hs__appendf(buf, len, n, "%s in %d stages:", hs__plan_sweeps(p) ? "swept" : "staged", s->naxes);
+  if (s->ngroups > 1)
+    hs__appendf(buf, len, n, " %d groups of %d fields (stage_fields), each through them all; "
+                "group 0:", s->ngroups, s->group_fields);
+  for (int k = 0; k < s->naxes; k++) { /* group 0's stages */
     const hs_plan q = s->stage[k];
     hs__appendf(buf, len, n, "%s stage %c: %d peers", k ? ";" : "", axis_name[s->axis[k]],
                 q->npeers);

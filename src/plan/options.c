@@ -73,6 +73,10 @@ static const hs_option_spec core_options[] = {
      "at plan creation, re-back each registered array that is not hs_alloc'd with node-shared "
      "memory in place (memfd, contents and pointer kept) so transports reading a neighbour's "
      "field directly serve it; Linux >= 5.6 (docs/remap.md)"),
+    HS_OPTION_INT("stage_fields", "0", 0, 1 << 20, hs_core_config, stage_fields,
+     "with staged=1: the fields in groups of this many, each group through every stage before "
+     "the next starts (GHEX cartex's MPI order: a group's halo lines stay in cache from one "
+     "axis to the next); 0: every field in every stage"),
     HS_OPTION_CHOICE("stream", "auto", stream_vals, hs_core_config, stream,
      "write halo cells with streaming (non-temporal) stores, which skip reading each line "
      "before it is overwritten; auto: when the plan's fields exceed this core's share of the "

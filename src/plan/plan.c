@@ -146,6 +146,12 @@ int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *o
   d.stencil = p->core->stencil;
   d.nfields = p->nfields;
   d.fields = p->core->user_fields;
+  const uint32_t *masks = p->core->region_mask;
+  if (stage && stage->nfields) { /* a group of the fields */
+    d.nfields = stage->nfields;
+    d.fields += stage->first;
+    if (masks) masks += stage->first;
+  }
   d.transport_name = spec ? spec : p->transport_name;
   if (!stage) { /* a stage's geometry is its own; the combine order is the plan's */
     d.oneway = p->core->oneway;
@@ -156,8 +162,7 @@ int hs__plan_nest(hs_plan p, const char *spec, const hs_stage *stage, hs_plan *o
     d.nsweep = p->core->nsweep;
     memcpy(d.sweep_axes, p->core->sweep_axes, sizeof d.sweep_axes);
   }
-  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, NULL,
-                     p->core->region_mask, out);
+  return plan_create(p->decomp, &d, HS_CREATE_NESTED, stage, spec ? NULL : p, NULL, masks, out);
 }
 
 int hs_plan_create(hs_decomp d, const hs_plan_desc *desc, hs_plan *out) {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 static uint64_t bytes_allocated(hs_plan p) {
-  hs_plan in[HS_MAX_DIMS];
+  hs_plan in[HS_MAX_INNER];
   uint64_t b = p->core->core_bytes + p->core->transport_bytes;
   for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) b += bytes_allocated(in[k]);
   return b;
@@ -31,7 +31,7 @@ const char *hs_plan_transport(hs_plan p) { return p ? p->transport_name : NULL; 
 
 const char *hs_plan_selected_transport(hs_plan p) {
   if (!p) return NULL;
-  hs_plan in[HS_MAX_DIMS];
+  hs_plan in[HS_MAX_INNER];
   return hs__plan_inner(p, in) ? hs_plan_selected_transport(in[0]) : p->transport_name;
 }
 

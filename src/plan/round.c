@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_DIMS]) {
-  return p->ops->inner ? p->ops->inner(p, plans, HS_MAX_DIMS) : 0;
+int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_INNER]) {
+  return p->ops->inner ? p->ops->inner(p, plans, HS_MAX_INNER) : 0;
 }
 
 /* The plan's reverse: the transport's own, else the core's (docs/design.md, "Reverse
@@ -94,7 +94,7 @@ int hs_round_fail(hs_plan p, int code, int reverse, int arrays_given, const char
 static void clear_failure(hs_plan p) {
   p->core->failed = false;
   p->core->round_flagged = false;
-  hs_plan in[HS_MAX_DIMS];
+  hs_plan in[HS_MAX_INNER];
   for (int k = 0, n = hs__plan_inner(p, in); k < n; k++) clear_failure(in[k]);
 }
 

@@ -5,7 +5,9 @@
  * at most 2 messages per axis and, with the periodic self copies, as many bytes over all
  * ranks as the direct plan; its reverse exchange gives the direct plan's bits; a star stencil
  * runs directly; auto refuses staged=1 for itself, naming the way to ask for it; pack hooks
- * are handed boxes that span the halos of the axes exchanged before.
+ * are handed boxes that span the halos of the axes exchanged before. A spec with the core
+ * option stage_fields runs the staged plan in groups of fields (its direct plan ignores it);
+ * stage_fields is refused for a sweep and past 64 groups.
  * Usage: test_staged [--transport SPEC]... [--may-be-unusable NAME]... (default p2p, shm). */
 #include "haloswap.h"
 #include "halo_check.h"
@@ -150,6 +152,8 @@ static void run(const char *spec, int ndims, const int periodic[3], hs_stencil s
     else
       CHECK(st && count(st, '[') <= 2 * ndims, "%s: more than 2 messages per axis: %s", staged,
             desc);
+    if (st && strstr(spec, "stage_fields="))
+      CHECK(strstr(st, "groups of"), "%s: not run in groups of fields: %s", staged, desc);
     hs_plan_stats sa, sb;
     hs_plan_get_stats(pa, &sa);
     hs_plan_get_stats(pb, &sb);
@@ -227,6 +231,26 @@ int main(int argc, char **argv) {
     if (rc == HS_OK) rc = hs_swap(p, NULL);
     CHECK(rc == HS_OK && halo_packed, "p2p:staged=1 with hooks: swap %s, %s", hs_status_name(rc),
           halo_packed ? "packed halo cells" : "never packed a halo cell");
+    hs_plan_free(&p);
+    /* stage_fields: refused for a sweep, and past HS_MAX_STAGE_GROUPS (64) groups, naming the
+     * least value that fits. */
+    hs_field many[65];
+    for (int i = 0; i < 65; i++) many[i] = f;
+    test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 65, many, "p2p:staged=1,stage_fields=1");
+    rc = hs_plan_create(d, &pd, &p);
+    CHECK(rc == HS_ERR_ARG && strstr(hs_error_message(), "stage_fields = 1 makes 65 groups") &&
+              strstr(hs_error_message(), "stage_fields >= 2"),
+          "65 fields, stage_fields=1 gave %s: %s", hs_status_name(rc), hs_error_message());
+    hs_plan_free(&p);
+    pd.transport_name = "p2p:staged=1,stage_fields=2";
+    rc = hs_plan_create(d, &pd, &p);
+    CHECK(rc == HS_OK, "65 fields, stage_fields=2: %s", hs_error_message());
+    hs_plan_free(&p);
+    test_plan_desc(&pd, NULL, HS_STENCIL_BOX, 3, many, "p2p:stage_fields=1");
+    hs_plan_desc_set_order_sweep(&pd, 0, NULL);
+    rc = hs_plan_create(d, &pd, &p);
+    CHECK(rc == HS_ERR_ARG && strstr(hs_error_message(), "not to HS_ORDER_SWEEP"),
+          "a sweep with stage_fields=1 gave %s: %s", hs_status_name(rc), hs_error_message());
     hs_plan_free(&p);
     free(x);
     hs_decomp_free(&d);

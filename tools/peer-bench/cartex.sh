@@ -16,7 +16,7 @@ if [ "$PB_LIST" = 1 ]; then
   echo "cartex: runtimes mpi_comm (and its --MPI-datatypes), ghex_comm (GHEX 0.9.0), haloswap_comm"
   echo "MPI libraries: $PB_MPIS; $cx_ranks ranks, $cx_grid (MPICH: --MPICart $cx_ranks 1 1), --domain $cx_L^3, --nrep $cx_reps, --check"
   echo "halo widths: $cx_halos; fields: $cx_fields; $PB_LAUNCHES launch rounds, order rotated"
-  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1}"
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1, p2p and shm with staged=1,stage_fields=1}"
   echo "floor: haloswap on 1 rank, the same domain (one copy of every halo cell)"
   echo "launches: a rank per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0

@@ -16,7 +16,7 @@ if [ "$PB_LIST" = 1 ]; then
   echo "baselines, and haloswap (one plan per transport) in the same launch"
   echo "MPI libraries: $PB_MPIS; 2 processes, -divide 2_1_1, $((2 * cb_side))_${cb_side}_${cb_side}, -periodic 1_1_1, -cycles $cb_cycles"
   echo "ghost widths: $cb_ghosts; variables: $cb_vars; $PB_LAUNCHES launch rounds"
-  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1}"
+  echo "haloswap transports: ${HS_CHECK_TRANSPORTS:-every usable one (hs_info --usable-names) but rma-*, shmem; p2p, shm, cma also with staged=1, p2p and shm with staged=1,stage_fields=1}"
   echo "floor: haloswap in 1 process with one process's box (one copy of every ghost zone)"
   echo "launches: a process per core, bound (MPICH: -bind-to core), MPI's own waits; else the test launches' shim"
   exit 0

@@ -26,6 +26,12 @@
 #define HS_RELAX_SLEEPING (UINT_MAX / 2) /* *spins from there on: this wait sleeps */
 /* How long a slow yield speaks for the node: waits within this time of it sleep at once. */
 #define HS_RELAX_BUSY_KEEP_NS 100000000LL
+/* A slow yield counts only if another came within this time before it: on the quiet machine a
+ * lone one happens (something of the process or the kernel ran on the core for 0.5 ms; in
+ * GHEX cartex, once in about every other launch, during auto's trial), and its 100 ms of
+ * sleeping waits made the next 200 swaps 2x slower. Beside a busy process every yield is
+ * slow, so the second comes at once, and one period later the first is still in the window. */
+#define HS_RELAX_STRIKE_NS (2 * HS_RELAX_BUSY_KEEP_NS)
 
 /* 1 when the waiter should sleep: HALOSWAP_IDLE_SLEEP=1/0, else whether the launcher put more
  * ranks on this node than it has CPUs (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
@@ -58,6 +64,8 @@ static long long now_ns(void) {
 /* When (now_ns) a yield last found the cores busy; 0: never. Shared by every wait of the
  * process: a busy node stays busy for longer than one wait. */
 static _Atomic long long busy_seen;
+/* When the last slow yield was (confirmed or not); 0: never. */
+static _Atomic long long busy_strike;
 
 /* This thread's involuntary context switches so far; -1 where the kernel does not count them
  * per thread. A yield that let another task run counts one (the yielder stays runnable). */
@@ -125,6 +133,8 @@ void hs__relax(unsigned *spins) {
   if (t1 - t0 > HS_RELAX_BUSY_NS) {
     long now_switches = involuntary_switches();
     if (now_switches >= 0 && wait_switches >= 0 && now_switches == wait_switches) return;
+    long long prev = atomic_exchange_explicit(&busy_strike, t1, memory_order_relaxed);
+    if (!prev || t1 - prev > HS_RELAX_STRIKE_NS) return; /* a lone one: keep yielding */
     *spins = HS_RELAX_SLEEPING;
     atomic_store_explicit(&busy_seen, t1, memory_order_relaxed);
   }

@@ -12,7 +12,8 @@
  *
  * Options (auto_options below): candidates=a+b:k=v,k=v+c (default: every registered
  * transport but auto in order of likely merit, p2p's two modes apart, and p2p, shm and cma
- * staged where the plan has edges; a candidate may carry any number of options; bracket the
+ * staged where the plan has edges, p2p and shm also field by field (stage_fields=1) where it
+ * has two fields or more; a candidate may carry any number of options; bracket the
  * whole list when it holds commas: candidates=[p2p:dtype=0,persistent=1+shm]), rounds, swaps,
  * budget (milliseconds for the whole choice), verbose (also HALOSWAP_VERBOSE=1). */
 #include "auto.h"
@@ -30,7 +31,7 @@ static const hs_option_spec auto_options[] = {
     HS_OPTION_STRING("candidates", "", auto_config, candidates,
      "transports to try, '+'-separated, each with its own options (empty: every other one, "
      "p2p as dtype=1 and dtype=0, and p2p, shm, cma with staged=1 where the plan has edges or "
-     "corners)"),
+     "corners, p2p and shm also with stage_fields=1 where it has two fields or more)"),
     HS_OPTION_INT("budget", "1500", 0, 3600000, auto_config, budget,
      "milliseconds the choice may take (0: no bound): candidates are made and checked in "
      "order of likely merit until half of it is spent (two at least), scored rounds stop once "
@@ -53,6 +54,7 @@ static const hs_option_spec auto_options[] = {
 /* The staged exchange (core option staged=1) of these, where the plan has edges or corners
  * to carry (docs/design.md, "Staged exchange"). */
 static const char *const staged_candidates[] = {"p2p", "shm", "cma"};
+static const char *const grouped_candidates[] = {"p2p", "shm"};
 
 /* The default list in order of likely merit (what won on one node and between nodes in
  * docs/benchmarks.md), so that a budget spent early cuts the unlikely ones. p2p's two ways
@@ -92,6 +94,13 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
       if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
         snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
+    /* and group by group, a field each, as GHEX's cartex goes (core option stage_fields) */
+    size_t ngrouped = sizeof grouped_candidates / sizeof *grouped_candidates;
+    if (!edges || p->nfields < 2) ngrouped = 0;
+    for (size_t i = 0; i < ngrouped; i++)
+      if (hs__transport_find(grouped_candidates[i]) && t->n < AUTO_MAX_CAND)
+        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1,stage_fields=1",
+                 grouped_candidates[i]);
     return HS_OK;
   }
   for (const char *s = list; *s;) {

@@ -293,8 +293,8 @@ int hs__reverse_finish(hs_plan p, struct hs_reverse *r, hs_op op, void *const *a
 void hs__reverse_destroy(hs_plan p, struct hs_reverse *r);
 
 /* ---- plans (src/plan/round.c) */
-/* The plans p runs (a decorator's inner plans): at most HS_MAX_DIMS; returns how many. */
-/* A staged plan's nested plans: a stage per axis for each group of fields (stage_fields). */
+/* The plans p runs (a decorator's inner plans: a staged plan's stage per axis for each group
+ * of fields, stage_fields): at most HS_MAX_INNER; returns how many. */
 #define HS_MAX_STAGE_GROUPS 64
 #define HS_MAX_INNER (HS_MAX_DIMS * HS_MAX_STAGE_GROUPS)
 int hs__plan_inner(hs_plan p, hs_plan plans[HS_MAX_INNER]);

@@ -48,14 +48,15 @@ $(addprefix test-,$(MPIS)): test-%: build-% python-%
 	cd $(BUILD)/$* && ctest --output-on-failure -j $(TEST_JOBS) $(CTEST_ARGS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build (Open MPI), C, Fortran and Python alike
-# (docs/install.md): the C core's equivalence, error and race tests; the Fortran module tests;
+# (docs/install.md): the C core's equivalence, error and race tests, the staged exchange in
+# groups of fields; the Fortran module tests;
 # every drop-in stand-in (asan_*: MONC, EPIC, Lare3d, EPOCH on p2p, shm, cma) and the
 # parcel-clustering graph; the remote access layer; the Python tests (asan_python_*, in the
 # venv python-asan makes); the layout checks and the proof that a short struct copy is
 # reported (abi_*). 1-3 ranks.
-ASAN_TESTS ?= ^(halo_equivalence_np(1|2)|halo_p2p_variants_np2|errors_np[1-4]|race_rma_np(2|4)|fortran_(monc|fields|ra)_np2|faults_fortran_(p2p|shm)_np2|pc_graph_np(2|3)|ra_layer_np(2|3)|asan_.*|abi_.*)$$
+ASAN_TESTS ?= ^(halo_equivalence_np(1|2)|halo_p2p_variants_np2|staged_groups_np(2|3)|errors_np[1-4]|race_rma_np(2|4)|fortran_(monc|fields|ra)_np2|faults_fortran_(p2p|shm)_np2|pc_graph_np(2|3)|ra_layer_np(2|3)|asan_.*|abi_.*)$$
 # hs_info and parcel-cluster: installed, so python-asan can install the build.
-ASAN_TARGETS := hs_keep_dl test_halo test_errors test_race test_fortran test_fields_fortran \
+ASAN_TARGETS := hs_keep_dl test_halo test_staged test_errors test_race test_fortran test_fields_fortran \
   test_ra_fortran faults_f test_pc_graph test_ra test_monc_dropin test_epic_dropin \
   test_lare3d_dropin test_epoch_dropin abi_layout_c abi_layout_f abi_layout_selftest_c \
   abi_layout_selftest_f abi_short_mirror hs_info parcel-cluster

@@ -7,7 +7,8 @@
  * HALOSWAP_TRANSPORTS (space-separated, e.g. "p2p shm cma"), for each memory named in
  * HALOSWAP_COMB_ALLOC ("malloc", as Comb's host allocator, and/or "hs": hs_alloc memory, shm's
  * one-copy path). HALOSWAP_COMB_SYNC=1 adds Comb's cycles with only a zero-byte message to and
- * from every neighbour ("sync"). */
+ * from every neighbour ("sync"). Comb's process grid goes to haloswap as a Cartesian
+ * decomposition (hs_grid_decomp.hpp), HALOSWAP_COMB_BOXES=1: as boxes. */
 #include <algorithm>
 #include <cstdlib>
 #include <functional>

@@ -22,6 +22,10 @@ char *hs__shared_base(hs_decomp d, uint64_t id, int rank, size_t *bytes);
  * cores busy (src/core/relax.c, hs__relax's test). A wait that pays only while its partner
  * runs should not be made then. */
 bool hs__cores_contended(void);
+/* A slow yield that ran another task, at `now` (CLOCK_MONOTONIC ns): records it, and when
+ * another came within 200 ms before it marks the cores busy (hs__cores_contended) and returns
+ * true: a lone one is not a busy node (src/core/relax.c). */
+bool hs__relax_strike(long long now);
 
 /* ---- the reverse's pull (src/engines/reverse.c, hs_core.h): where an on-node transport says a
  * neighbour's halo boxes are */

@@ -84,6 +84,13 @@ static long involuntary_switches(void) {
  * Waits do not nest within a thread. */
 static _Thread_local long wait_switches = -1;
 
+bool hs__relax_strike(long long now) {
+  long long prev = atomic_exchange_explicit(&busy_strike, now, memory_order_relaxed);
+  if (!prev || now - prev > HS_RELAX_STRIKE_NS) return false; /* a lone one */
+  atomic_store_explicit(&busy_seen, now, memory_order_relaxed);
+  return true;
+}
+
 bool hs__cores_contended(void) {
   if (idle_sleep() == 1) return true;
   long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
@@ -133,9 +140,6 @@ void hs__relax(unsigned *spins) {
   if (t1 - t0 > HS_RELAX_BUSY_NS) {
     long now_switches = involuntary_switches();
     if (now_switches >= 0 && wait_switches >= 0 && now_switches == wait_switches) return;
-    long long prev = atomic_exchange_explicit(&busy_strike, t1, memory_order_relaxed);
-    if (!prev || t1 - prev > HS_RELAX_STRIKE_NS) return; /* a lone one: keep yielding */
-    *spins = HS_RELAX_SLEEPING;
-    atomic_store_explicit(&busy_seen, t1, memory_order_relaxed);
+    if (hs__relax_strike(t1)) *spins = HS_RELAX_SLEEPING; /* else a lone one: keep yielding */
   }
 }

@@ -91,11 +91,13 @@ bool hs__relax_strike(long long now) {
   return true;
 }
 
-bool hs__cores_contended(void) {
-  if (idle_sleep() == 1) return true;
+/* A slow yield marked the cores busy within the last HS_RELAX_BUSY_KEEP_NS. */
+static bool busy_lately(void) {
   long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
   return seen && now_ns() - seen < HS_RELAX_BUSY_KEEP_NS;
 }
+
+bool hs__cores_contended(void) { return idle_sleep() == 1 || busy_lately(); }
 
 /* Spin, then yield, then sleep. A yield on an idle core returns in about a microsecond; one
  * that took HS_RELAX_BUSY_NS and ran another task means other processes want the cores (a
@@ -115,8 +117,7 @@ void hs__relax(unsigned *spins) {
   int sleep = idle_sleep();
   int sleeping = s > HS_RELAX_SLEEPING || (s > HS_RELAX_SPINS + HS_RELAX_YIELDS && sleep == 1);
   if (!sleeping && sleep == -1 && s == HS_RELAX_SPINS + 1) {
-    long long seen = atomic_load_explicit(&busy_seen, memory_order_relaxed);
-    sleeping = seen && now_ns() - seen < HS_RELAX_BUSY_KEEP_NS;
+    sleeping = busy_lately();
     if (!sleeping) wait_switches = involuntary_switches();
   }
   if (sleeping) {

@@ -51,10 +51,14 @@ static const hs_option_spec auto_options[] = {
 
 #define CAND_SEPS "+;" /* between candidates (commas separate options) */
 
-/* The staged exchange (core option staged=1) of these, where the plan has edges or corners
- * to carry (docs/design.md, "Staged exchange"). */
-static const char *const staged_candidates[] = {"p2p", "shm", "cma"};
-static const char *const grouped_candidates[] = {"p2p", "shm"};
+/* The staged exchange (core option staged=1), where the plan has edges or corners to carry
+ * (docs/design.md, "Staged exchange"); with two fields or more also a field at a time
+ * (stage_fields=1), as GHEX's cartex goes. */
+static const struct {
+  const char *spec;
+  int min_fields;
+} staged_candidates[] = {{"p2p:staged=1", 1}, {"shm:staged=1", 1}, {"cma:staged=1", 1},
+                         {"p2p:staged=1,stage_fields=1", 2}, {"shm:staged=1,stage_fields=1", 2}};
 
 /* The default list in order of likely merit (what won on one node and between nodes in
  * docs/benchmarks.md), so that a budget spent early cuts the unlikely ones. p2p's two ways
@@ -92,15 +96,8 @@ static int parse_candidates(hs_plan p, auto_t *t, const char *list) {
     bool edges = hs__staged_useful(p) && !p->has_callbacks && !hs__plan_sweeps(p) &&
                  !hs__plan_has_regions(p);
     for (size_t i = 0; edges && i < sizeof staged_candidates / sizeof *staged_candidates; i++)
-      if (hs__transport_find(staged_candidates[i]) && t->n < AUTO_MAX_CAND)
-        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1", staged_candidates[i]);
-    /* and group by group, a field each, as GHEX's cartex goes (core option stage_fields) */
-    size_t ngrouped = sizeof grouped_candidates / sizeof *grouped_candidates;
-    if (!edges || p->nfields < 2) ngrouped = 0;
-    for (size_t i = 0; i < ngrouped; i++)
-      if (hs__transport_find(grouped_candidates[i]) && t->n < AUTO_MAX_CAND)
-        snprintf(t->c[t->n++].spec, sizeof t->c[0].spec, "%s:staged=1,stage_fields=1",
-                 grouped_candidates[i]);
+      if (p->nfields >= staged_candidates[i].min_fields)
+        add_default(p, t, staged_candidates[i].spec);
     return HS_OK;
   }
   for (const char *s = list; *s;) {

@@ -939,6 +939,11 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
    * cma, in one launch. */
   int *perm = malloc((size_t)nm * sizeof *perm);
   if (!perm) die("out of memory");
+  /* Untimed swaps of each method right before its timed ones. One was too few: petsc's swap
+   * copies whole vectors (15 MB a rank in the MONC case), and the 5 timed swaps of a `shm`
+   * plan right after it ran 1.35x slower than the same plan's elsewhere in the round (Open
+   * MPI, 2026-12-02); 3 removed most of it, 10 all (docs/benchmarks.md). */
+  int prewarm = P->swaps / 2 < 3 ? 3 : P->swaps / 2;
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (int r = 0; r < P->reps; r++) {
     for (int k = 0; k < nm; k++) perm[k] = k;
@@ -956,7 +961,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
       if (strcmp(m->status, "ok")) continue;
       double t = 0;
       if (m->kind == 3 || m->kind == 4 || m->kind == 6) {
-        ref_swap(m);
+        for (int w = 0; w < prewarm; w++) ref_swap(m);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int s = 0; s < P->swaps; s++) {
@@ -965,7 +970,7 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
         }
         t = (MPI_Wtime() - t0) / P->swaps;
       } else if (m->kind) {
-        do_copies(&g, cc, ncc, data, nf, m->kind == 5);
+        for (int w = 0; w < prewarm; w++) do_copies(&g, cc, ncc, data, nf, m->kind == 5);
         MPI_Barrier(MPI_COMM_WORLD);
         if (m->kind != 2 || rank == 0) {
           double t0 = MPI_Wtime();
@@ -977,7 +982,8 @@ static void run_geometry(const params *P, const env_info *E, const int local_or_
         }
         MPI_Barrier(MPI_COMM_WORLD);
       } else {
-        if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
+        for (int w = 0; w < prewarm; w++)
+          if (hs_swap(m->plan, NULL) != HS_OK) die(hs_error_message());
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int s = 0; s < P->swaps; s++) {

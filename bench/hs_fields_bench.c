@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
       }
       for (int k = 0; k < nm; k++) {
         int m = order[k];
-        for (int s = 0; s <= swaps; s++) { /* one untimed operation first, as hs_bench */
+        for (int s = 0; s <= swaps; s++) { /* one untimed operation first (no petsc here) */
           if (s == 1) {
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
